@@ -1,0 +1,19 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { ConfigApi } from "./api/ConfigApi.js"
+import { HTTPValidationError } from "./api/Errors.js"
+import { fastApiConventions } from "./api/OpenApiConventions.js"
+import { OperationsApi } from "./api/OperationsApi.js"
+
+/** The one definition of Hangar's HTTP API: handlers, client, OpenAPI and docs derive from it. */
+export class HangarApi extends HttpApi.make("hangar")
+  .add(ConfigApi)
+  .add(OperationsApi)
+  .addError(HTTPValidationError)
+  .annotateContext(OpenApi.annotations({
+    title: "Hangar",
+    version: "0.1.0",
+    description: "Control plane for agent-driven software development: web-client configuration, " +
+      "organisations and API keys, agent and LLM profiles, sandboxes and conversations.",
+    transform: fastApiConventions
+  }))
+{}

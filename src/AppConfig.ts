@@ -1,0 +1,132 @@
+import { Config, Context, DateTime, Effect, Layer, LogLevel, Option, type Redacted, Schema } from "effect"
+import * as EnvVar from "./config/EnvVar.js"
+import {
+  ACPProviderConfig,
+  AppMode,
+  DeploymentMode,
+  featureFlagNames,
+  ProviderType,
+  WebClientConfig,
+  WebClientFeatureFlags
+} from "./domain/WebClientConfig.js"
+
+/**
+ * Every environment variable Hangar reads, parsed and validated here and nowhere else
+ * (SPEC §2). A bad value fails start-up with a `ConfigError` naming the variable.
+ */
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  /** Postgres connection string; unset means the embedded database. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly storage: "postgres" | "memory"
+  readonly dataDir: string
+  readonly logLevel: LogLevel.LogLevel
+  /** The public web-client configuration, `updated_at` being when this configuration was loaded. */
+  readonly webClient: WebClientConfig
+}
+
+export class AppConfig extends Context.Tag("hangar/AppConfig")<AppConfig, AppConfigShape>() {
+  /** Reads the configuration from the current `ConfigProvider` (the environment by default). */
+  static readonly layer: Layer.Layer<AppConfig, import("effect").ConfigError.ConfigError> = Layer.effect(
+    AppConfig,
+    Effect.suspend(() => load)
+  )
+}
+
+const envName = (field: string) => `HANGAR_${field.toUpperCase()}`
+
+const nullableString = (field: string) =>
+  EnvVar.optional(envName(field), EnvVar.string).pipe(Config.map(Option.getOrNull))
+
+/** An optional boolean: unset leaves the field out, so the schema's (the seed's) default applies. */
+const flag = (field: string) => EnvVar.optional(envName(field), EnvVar.boolean)
+
+const presentOnly = <A extends Record<string, unknown>>(fields: A) =>
+  Object.fromEntries(
+    Object.entries(fields).flatMap(([key, value]) =>
+      Option.isOption(value) ? (Option.isSome(value) ? [[key, value.value]] : []) : [[key, value]]
+    )
+  )
+
+const logLevels = {
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  none: LogLevel.None
+} as const
+
+const featureFlags = Config.all({
+  ...Object.fromEntries(featureFlagNames.map((name) => [name, flag(`feature_${name}`)])),
+  deployment_mode: EnvVar.optional("HANGAR_DEPLOYMENT_MODE", EnvVar.literal(...DeploymentMode.literals))
+}).pipe(Config.map((flags) => WebClientFeatureFlags.make(presentOnly(flags))))
+
+const webClient = Config.all({
+  app_mode: EnvVar.withDefault("HANGAR_APP_MODE", EnvVar.literal(...AppMode.literals), "oss"),
+  analytics_client_key: nullableString("analytics_client_key"),
+  feature_flags: featureFlags,
+  providers_configured: EnvVar.withDefault(
+    "HANGAR_PROVIDERS_CONFIGURED",
+    EnvVar.commaList(ProviderType, `provider types (${ProviderType.literals.join(", ")})`),
+    []
+  ),
+  maintenance_start_time: EnvVar.optional("HANGAR_MAINTENANCE_START_TIME", EnvVar.timestamp).pipe(
+    Config.map(Option.getOrNull)
+  ),
+  auth_url: nullableString("auth_url"),
+  captcha_site_key: nullableString("captcha_site_key"),
+  faulty_models: EnvVar.withDefault("HANGAR_FAULTY_MODELS", EnvVar.commaList(Schema.String, "model names"), []),
+  error_message: nullableString("error_message"),
+  vcs_app_slug: nullableString("vcs_app_slug"),
+  vcs_alt_enabled: flag("vcs_alt_enabled"),
+  provider_default_hosts: EnvVar.optional(
+    "HANGAR_PROVIDER_DEFAULT_HOSTS",
+    EnvVar.json(Schema.Record({ key: Schema.String, value: Schema.String }), "an object of provider to host name")
+  ),
+  chat_enabled: flag("chat_enabled"),
+  email_enabled: flag("email_enabled"),
+  email_change_enabled: flag("email_change_enabled"),
+  acp_providers: EnvVar.optional(
+    "HANGAR_ACP_PROVIDERS",
+    EnvVar.json(
+      Schema.Array(ACPProviderConfig),
+      "an array of {key, display_name, default_command, default_model?, available_models?, api_key_env_var?, base_url_env_var?}"
+    )
+  ),
+  tracker_dc_oauth_host: EnvVar.optional(envName("tracker_dc_oauth_host"), EnvVar.string),
+  tracker_dc_service_account_managed: flag("tracker_dc_service_account_managed"),
+  tracker_dc_service_account_email: EnvVar.optional(envName("tracker_dc_service_account_email"), EnvVar.string),
+  tracker_dc_service_account_config_error: EnvVar.optional(
+    envName("tracker_dc_service_account_config_error"),
+    EnvVar.string
+  )
+})
+
+const settings = Config.all({
+  port: EnvVar.withDefault("PORT", EnvVar.integer(0, 65535), 3000),
+  host: EnvVar.withDefault("HOST", EnvVar.string, "0.0.0.0"),
+  databaseUrl: EnvVar.optional("DATABASE_URL", EnvVar.secretUrl),
+  storage: EnvVar.withDefault("HANGAR_STORAGE", EnvVar.literal("postgres", "memory"), "postgres"),
+  dataDir: EnvVar.withDefault("HANGAR_DATA_DIR", EnvVar.string, "./data"),
+  logLevel: EnvVar.withDefault(
+    "HANGAR_LOG_LEVEL",
+    EnvVar.literal(...(Object.keys(logLevels) as Array<keyof typeof logLevels>)),
+    "info"
+  ).pipe(Config.map((name) => logLevels[name])),
+  webClient
+})
+
+/** Loads and validates the configuration; `updated_at` is the moment of loading. */
+export const load: Effect.Effect<AppConfigShape, import("effect").ConfigError.ConfigError> = Effect.gen(function*() {
+  const { webClient, ...rest } = yield* settings
+  const now = yield* DateTime.now
+  return {
+    ...rest,
+    webClient: WebClientConfig.make({
+      ...(presentOnly(webClient) as Omit<ConstructorParameters<typeof WebClientConfig>[0], "updated_at" | "kind">),
+      updated_at: now,
+      kind: "WebClientConfig"
+    })
+  }
+})

@@ -1,0 +1,67 @@
+import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpApiScalar, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { HangarApi } from "./Api.js"
+import type { RequestValidationError } from "./api/Errors.js"
+import { AppConfig } from "./AppConfig.js"
+import { ConfigHttpLive } from "./http/ConfigHttp.js"
+import { OperationsHttpLive } from "./http/OperationsHttp.js"
+import { errorResponses } from "./http/ErrorResponses.js"
+import { requestLog } from "./http/RequestLog.js"
+import * as Logging from "./Logging.js"
+import { StorageHealth } from "./storage/StorageHealth.js"
+
+/**
+ * Serves an HttpApi with Hangar's HTTP conventions: request log, FastAPI-shaped errors, the
+ * OpenAPI document at `/openapi.json` and the reference page at `/docs`.
+ */
+export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R, LE, LR>(
+  api: HttpApi.HttpApi<Id, Groups, E | RequestValidationError, R>,
+  implementation: Layer.Layer<HttpApi.Api, LE, LR>
+) =>
+  HttpApiBuilder.serve(requestLog).pipe(
+    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+    Layer.provide(errorResponses(api)),
+    Layer.provide(implementation)
+  )
+
+/** Every route of Hangar, on whichever `HttpServer` is provided. */
+export const HttpAppLive = serveApi(
+  HangarApi,
+  HttpApiBuilder.api(HangarApi).pipe(Layer.provide([ConfigHttpLive, OperationsHttpLive]))
+)
+
+/** Storage and the other ports, picked from the configuration. */
+export const ServicesLive = StorageHealth.memory
+
+/** How long in-flight requests may take to finish once shutdown starts. */
+const shutdownGrace = 10_000
+
+/** The Node listener on PORT/HOST; on shutdown it stops accepting and drains, bounded. */
+export const NodeServerLive = Layer.scopedContext(Effect.gen(function*() {
+  const { host, port } = yield* AppConfig
+  const server = createServer()
+  const context = yield* Layer.build(NodeHttpServer.layer(() => server, { host, port }))
+  // Runs before the listener's own finalizer, which waits for open connections to end.
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      server.closeIdleConnections()
+      setTimeout(() => server.closeAllConnections(), shutdownGrace).unref()
+    })
+  )
+  return context
+}))
+
+const LogAddress = Layer.effectDiscard(
+  HttpServer.addressFormattedWith((address) => Effect.logInfo(`listening on ${address}`))
+)
+
+/** The whole server as `npm start` runs it. */
+export const ServerLive = Layer.mergeAll(HttpAppLive, LogAddress).pipe(
+  Layer.provide(ServicesLive),
+  Layer.provide(NodeServerLive),
+  Layer.provide(Layer.unwrapEffect(Effect.map(AppConfig, (config) => Logging.layer(config.logLevel)))),
+  Layer.provideMerge(AppConfig.layer)
+)

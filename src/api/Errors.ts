@@ -1,0 +1,99 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Schema, SchemaAST } from "effect"
+
+/**
+ * Errors as the wire sees them: FastAPI-shaped bodies, `{"detail": …}` and nothing else.
+ *
+ * In code each error is a `Schema.TaggedError` with its status annotated where it is declared.
+ * `wire(Error)` is the schema an endpoint declares: it encodes the error to its `detail` body
+ * (no `_tag` on the wire) and decodes such a body back into the error, so the typed client and
+ * the OpenAPI document see exactly what a FastAPI client expects.
+ */
+
+type DetailErrorClass = Schema.Schema.AnyNoContext & {
+  readonly _tag: string
+  readonly fields: { readonly detail: Schema.Schema.AnyNoContext }
+}
+
+export const wire = <E extends DetailErrorClass>(
+  error: E,
+  options?: { readonly identifier?: string }
+): Schema.Schema<Schema.Schema.Type<E>, { readonly detail: Schema.Schema.Encoded<E["fields"]["detail"]> }> => {
+  const body = Schema.Struct({ detail: error.fields.detail })
+  const status = HttpApiSchema.getStatusErrorAST(error.ast)
+  // A class keeps its annotations on the declaration side of its transformation.
+  const declaration = SchemaAST.isTransformation(error.ast) ? error.ast.to : error.ast
+  const description = SchemaAST.getDescriptionAnnotation(declaration)
+  return Schema.transform(body, error, {
+    strict: false,
+    decode: (body) => ({ _tag: error._tag, detail: body.detail }),
+    encode: (encoded) => ({ detail: (encoded as { readonly detail: unknown }).detail })
+  }).annotations({
+    ...HttpApiSchema.annotations({ status }),
+    ...(description._tag === "Some" ? { description: description.value } : {}),
+    // Named on the transformation itself, the body is a component and responses refer to it.
+    ...(options?.identifier === undefined ? {} : { identifier: options.identifier })
+  }) as any
+}
+
+// ---------------------------------------------------------------------------------------------
+// 422
+
+export class ValidationErrorItem extends Schema.Class<ValidationErrorItem>("ValidationError")({
+  loc: Schema.Array(Schema.String).annotations({
+    description: "Where the problem is: the request section (body, query, path, header), then the field path"
+  }),
+  msg: Schema.String,
+  type: Schema.String.annotations({ description: "Machine-readable error type, as pydantic names it" }),
+  input: Schema.Unknown.annotations({ description: "The offending input value" }),
+  ctx: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}) {}
+
+export class RequestValidationError extends Schema.TaggedError<RequestValidationError>()(
+  "RequestValidationError",
+  { detail: Schema.Array(ValidationErrorItem) },
+  HttpApiSchema.annotations({ status: 422, description: "Validation Error" })
+) {}
+
+export const HTTPValidationError = wire(RequestValidationError, { identifier: "HTTPValidationError" })
+
+// ---------------------------------------------------------------------------------------------
+// Plain `{"detail": "<message>"}` errors
+
+const ErrorDetail = Schema.String.annotations({ description: "Human-readable message" })
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
+  "Unauthorized",
+  { detail: ErrorDetail },
+  HttpApiSchema.annotations({ status: 401, description: "Missing or invalid credential" })
+) {}
+
+export class Forbidden extends Schema.TaggedError<Forbidden>()(
+  "Forbidden",
+  { detail: ErrorDetail },
+  HttpApiSchema.annotations({ status: 403, description: "The credential lacks the permission or membership" })
+) {}
+
+export class NotFound extends Schema.TaggedError<NotFound>()(
+  "NotFound",
+  { detail: ErrorDetail },
+  HttpApiSchema.annotations({ status: 404, description: "Not Found" })
+) {}
+
+export class Conflict extends Schema.TaggedError<Conflict>()(
+  "Conflict",
+  { detail: ErrorDetail },
+  HttpApiSchema.annotations({ status: 409, description: "Conflict" })
+) {}
+
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
+  "ServiceUnavailable",
+  { detail: ErrorDetail },
+  HttpApiSchema.annotations({ status: 503, description: "Service Unavailable" })
+) {}
+
+export const UnauthorizedResponse = wire(Unauthorized)
+export const ForbiddenResponse = wire(Forbidden)
+export const NotFoundResponse = wire(NotFound)
+export const ConflictResponse = wire(Conflict)
+export const ServiceUnavailableResponse = wire(ServiceUnavailable)

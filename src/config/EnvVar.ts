@@ -1,0 +1,133 @@
+import { Config, ConfigError, Either, Option, ParseResult, Redacted, Schema } from "effect"
+
+/**
+ * Building blocks for reading one environment variable with a schema. A bad value fails with
+ * an `InvalidData` whose message names the variable, says what is accepted and (unless the
+ * variable holds a secret) what was given, on one line.
+ */
+
+interface Spec<A> {
+  readonly schema: Schema.Schema<A, string>
+  /** What is accepted, for the error message: `one of oss, saas`, `an integer 1..65535`. */
+  readonly expected: string
+  /** Never echo the value back (keys, connection strings). */
+  readonly secret?: boolean
+  /** Add where the value went wrong (for structured values such as JSON). */
+  readonly detailed?: boolean
+}
+
+const describeIssue = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => (issue.path.length > 0 ? `at ${issue.path.map((key) => `[${JSON.stringify(key)}]`).join("")}: ` : "") + issue.message)
+    .join("; ")
+
+const decode = <A>(name: string, spec: Spec<A>, raw: string): Either.Either<A, ConfigError.ConfigError> =>
+  Either.mapLeft(Schema.decodeUnknownEither(spec.schema)(raw), (error) => {
+    const given = spec.secret ? "" : ` (got ${JSON.stringify(raw)})`
+    const detail = spec.detailed ? `: ${describeIssue(error)}` : ""
+    return ConfigError.InvalidData([], `${name}: expected ${spec.expected}${given}${detail}`)
+  })
+
+const raw = (name: string): Config.Config<Option.Option<string>> =>
+  Config.string(name).pipe(
+    Config.option,
+    // An empty value means "not set", as for an unset variable.
+    Config.map(Option.filter((value) => value.trim() !== ""))
+  )
+
+/** A variable with a default when unset or empty. */
+export const withDefault = <A>(name: string, spec: Spec<A>, fallback: A): Config.Config<A> =>
+  Config.mapOrFail(raw(name), (value) => Option.isNone(value) ? Either.right(fallback) : decode(name, spec, value.value))
+
+/** A variable that may be unset. */
+export const optional = <A>(name: string, spec: Spec<A>): Config.Config<Option.Option<A>> =>
+  Config.mapOrFail(raw(name), (value) =>
+    Option.isNone(value) ? Either.right(Option.none()) : Either.map(decode(name, spec, value.value), Option.some))
+
+/** A variable whose empty value means something (say, "disabled"), distinct from unset. */
+export const withDefaultKeepEmpty = <A>(name: string, spec: Spec<A>, fallback: A): Config.Config<A> =>
+  Config.mapOrFail(
+    Config.option(Config.string(name)),
+    (value) => Option.isNone(value) ? Either.right(fallback) : decode(name, spec, value.value)
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Specs
+
+const trimmed = Schema.compose(Schema.Trim, Schema.String)
+
+export const literal = <const L extends ReadonlyArray<string>>(...values: L): Spec<L[number]> => ({
+  schema: Schema.compose(trimmed, Schema.Literal(...values)),
+  expected: `one of ${values.join(", ")}`
+})
+
+export const string: Spec<string> = { schema: Schema.String, expected: "a string" }
+
+export const secretString = (minLength: number): Spec<Redacted.Redacted<string>> => ({
+  schema: Schema.Redacted(Schema.String.pipe(Schema.minLength(minLength))),
+  expected: `a string of at least ${minLength} characters`,
+  secret: true
+})
+
+export const url: Spec<string> = {
+  schema: Schema.String.pipe(
+    Schema.filter((value) => URL.canParse(value), { message: () => "not a URL" })
+  ),
+  expected: "an absolute URL"
+}
+
+export const secretUrl: Spec<Redacted.Redacted<string>> = {
+  schema: Schema.Redacted(url.schema),
+  expected: "an absolute URL (postgres://user@host:port/database)",
+  secret: true
+}
+
+const IntFromString = Schema.compose(trimmed, Schema.NumberFromString).pipe(Schema.int())
+
+export const integer = (min: number, max = Number.MAX_SAFE_INTEGER): Spec<number> => ({
+  schema: IntFromString.pipe(Schema.between(min, max)),
+  expected: max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer ${min}..${max}`
+})
+
+const truthy = ["true", "1", "yes", "on"]
+const falsy = ["false", "0", "no", "off"]
+
+export const boolean: Spec<boolean> = {
+  schema: Schema.transformOrFail(Schema.String, Schema.Boolean, {
+    strict: true,
+    decode: (value, _, ast) => {
+      const normalized = value.trim().toLowerCase()
+      return truthy.includes(normalized)
+        ? ParseResult.succeed(true)
+        : falsy.includes(normalized)
+        ? ParseResult.succeed(false)
+        : ParseResult.fail(new ParseResult.Type(ast, value))
+    },
+    encode: (value) => ParseResult.succeed(String(value))
+  }),
+  expected: "true or false"
+}
+
+export const timestamp: Spec<Schema.Schema.Type<typeof Schema.DateTimeUtc>> = {
+  schema: Schema.compose(trimmed, Schema.DateTimeUtc),
+  expected: "an RFC 3339 date-time (2026-01-01T00:00:00Z)"
+}
+
+/** A comma-separated list; blanks between commas are ignored. */
+export const commaList = <A, I extends string>(item: Schema.Schema<A, I>, expected: string): Spec<ReadonlyArray<A>> => ({
+  schema: Schema.compose(
+    Schema.transform(Schema.String, Schema.Array(Schema.String), {
+      strict: true,
+      decode: (value) => value.split(",").map((part) => part.trim()).filter((part) => part !== ""),
+      encode: (parts) => parts.join(",")
+    }),
+    Schema.Array(item as unknown as Schema.Schema<A, string>)
+  ),
+  expected: `a comma-separated list of ${expected}`
+})
+
+export const json = <A, I>(schema: Schema.Schema<A, I>, expected: string): Spec<A> => ({
+  schema: Schema.parseJson(schema),
+  expected: `JSON: ${expected}`,
+  detailed: true
+})

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigError, Effect, Either, Option, Redacted } from "effect"
+import { AppConfig } from "../src/AppConfig.js"
+import { env } from "./support/TestServer.js"
+
+const load = (vars: Record<string, string>) =>
+  Effect.either(AppConfig.pipe(Effect.provide(AppConfig.layer), Effect.provide(env(vars))))
+
+const messageOf = (error: ConfigError.ConfigError): string =>
+  error._op === "And" || error._op === "Or"
+    ? `${messageOf(error.left)}; ${messageOf(error.right)}`
+    : error.message
+
+const failure = (vars: Record<string, string>) =>
+  Effect.map(load(vars), (result) => {
+    expect(Either.isLeft(result), `expected ${JSON.stringify(vars)} to be refused`).toBe(true)
+    return messageOf((result as Either.Left<ConfigError.ConfigError, unknown>).left)
+  })
+
+describe("AppConfig", () => {
+  it.effect("defaults when nothing is set", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.flatMap(load({}), (result) => result)
+      expect(config.port).toBe(3000)
+      expect(config.host).toBe("0.0.0.0")
+      expect(config.storage).toBe("postgres")
+      expect(config.dataDir).toBe("./data")
+      expect(Option.isNone(config.databaseUrl)).toBe(true)
+      expect(config.webClient.app_mode).toBe("oss")
+    }))
+
+  it.effect("keeps DATABASE_URL redacted", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.flatMap(load({ DATABASE_URL: "postgres://u:secret@db:5432/hangar" }), (r) => r)
+      expect(Option.map(config.databaseUrl, Redacted.value)).toEqual(Option.some("postgres://u:secret@db:5432/hangar"))
+      expect(String(config.databaseUrl)).not.toContain("secret")
+    }))
+
+  it.effect("a bad value names the variable and what it accepts", () =>
+    Effect.gen(function*() {
+      expect(yield* failure({ HANGAR_APP_MODE: "enterprise" })).toBe(
+        "HANGAR_APP_MODE: expected one of oss, saas (got \"enterprise\")"
+      )
+      expect(yield* failure({ PORT: "abc" })).toBe("PORT: expected an integer 0..65535 (got \"abc\")")
+      expect(yield* failure({ PORT: "70000" })).toContain("PORT: expected an integer 0..65535")
+      expect(yield* failure({ HANGAR_DEPLOYMENT_MODE: "on_prem" })).toBe(
+        "HANGAR_DEPLOYMENT_MODE: expected one of cloud, self_hosted (got \"on_prem\")"
+      )
+      expect(yield* failure({ HANGAR_STORAGE: "sqlite" })).toContain("HANGAR_STORAGE: expected one of postgres, memory")
+      expect(yield* failure({ HANGAR_FEATURE_ENABLE_BILLING: "maybe" })).toBe(
+        "HANGAR_FEATURE_ENABLE_BILLING: expected true or false (got \"maybe\")"
+      )
+      expect(yield* failure({ HANGAR_PROVIDERS_CONFIGURED: "git_host_a,svn" })).toContain(
+        "HANGAR_PROVIDERS_CONFIGURED: expected a comma-separated list of provider types (git_host_a, "
+      )
+      expect(yield* failure({ HANGAR_MAINTENANCE_START_TIME: "tomorrow" })).toContain(
+        "HANGAR_MAINTENANCE_START_TIME: expected an RFC 3339 date-time"
+      )
+    }))
+
+  it.effect("a malformed JSON variable says where it went wrong", () =>
+    Effect.gen(function*() {
+      const notJson = yield* failure({ HANGAR_ACP_PROVIDERS: "[{" })
+      expect(notJson).toMatch(/^HANGAR_ACP_PROVIDERS: expected JSON: an array of/)
+      const wrongShape = yield* failure({ HANGAR_ACP_PROVIDERS: "[{\"key\": \"a\", \"display_name\": 1}]" })
+      expect(wrongShape).toMatch(/^HANGAR_ACP_PROVIDERS: .*at \[0\]\["display_name"\]: Expected string, actual 1/)
+      expect(yield* failure({ HANGAR_PROVIDER_DEFAULT_HOSTS: "[]" })).toMatch(/^HANGAR_PROVIDER_DEFAULT_HOSTS: /)
+    }))
+
+  it.effect("never echoes a secret back", () =>
+    Effect.gen(function*() {
+      const message = yield* failure({ DATABASE_URL: "not a url with password hunter2" })
+      expect(message).toMatch(/^DATABASE_URL: expected an absolute URL/)
+      expect(message).not.toContain("hunter2")
+    }))
+
+  it.effect("an empty variable counts as unset", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.flatMap(load({ PORT: "", HANGAR_AUTH_URL: "", HANGAR_EMAIL_CHANGE_ENABLED: "" }), (r) => r)
+      expect(config.port).toBe(3000)
+      expect(config.webClient.auth_url).toBeNull()
+      expect(config.webClient.email_change_enabled).toBe(true)
+    }))
+})
