@@ -246,18 +246,21 @@ describe("GET /api/v1/web-client/config", () => {
       expect(a).not.toBe(b)
     }))
 
-  it.effect("updated_at is when the running configuration was loaded", () =>
+  // Live clock: the load time is a real instant, bracketed by readings taken around the load.
+  it.live("updated_at is when the running configuration was loaded", () =>
     Effect.gen(function*() {
       const before = yield* DateTime.now
-      const { body, after } = yield* Effect.gen(function*() {
+      const { after, body } = yield* Effect.gen(function*() {
         const after = yield* DateTime.now
         const { body } = yield* Effect.flatMap(get(path), json)
+        yield* Effect.sleep("20 millis")
         // Later requests report the same load time.
         const second = yield* Effect.flatMap(get(path), json)
         expect(second.body.updated_at).toBe(body.updated_at)
         return { body, after }
       }).pipe(Effect.provide(testServer()))
       const loaded = Date.parse(body.updated_at)
+      expect(before.epochMillis).toBeGreaterThan(Date.parse("2020-01-01T00:00:00Z"))
       expect(loaded).toBeGreaterThanOrEqual(before.epochMillis)
       expect(loaded).toBeLessThanOrEqual(after.epochMillis)
     }))
