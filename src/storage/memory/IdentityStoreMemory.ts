@@ -1,0 +1,129 @@
+import { DateTime, Effect, Layer, Option } from "effect"
+import {
+  ApiKey,
+  type ApiKeyId,
+  Membership,
+  Organization,
+  type OrganizationId,
+  User,
+  type UserId
+} from "../../domain/Identity.js"
+import { BOOTSTRAP_ORGANIZATION, BOOTSTRAP_USER, IdentityStore, type IdentityStoreShape } from "../IdentityStore.js"
+
+/** Volatile identity storage. Each method runs synchronously, so each is atomic. */
+export const IdentityStoreMemory = Layer.sync(IdentityStore, (): IdentityStoreShape => {
+  const organizations = new Map<OrganizationId, Organization>()
+  const users = new Map<UserId, User>()
+  const usersByEmail = new Map<string, UserId>()
+  const memberships = new Map<string, Membership>()
+  const keys = new Map<ApiKeyId, ApiKey>()
+  const keysByHash = new Map<string, ApiKeyId>()
+
+  const membershipKey = (orgId: OrganizationId, userId: UserId) => `${orgId}\u0000${userId}`
+  const now = () => DateTime.unsafeNow()
+
+  const createOrganization = (name: string) => {
+    const organization = Organization.make({
+      id: crypto.randomUUID() as OrganizationId,
+      name,
+      created_at: now()
+    })
+    organizations.set(organization.id, organization)
+    return organization
+  }
+
+  const createUser = (name: string, email: string | null) => {
+    const user = User.make({ id: crypto.randomUUID() as UserId, name, email, created_at: now() })
+    users.set(user.id, user)
+    if (email !== null) usersByEmail.set(email, user.id)
+    return user
+  }
+
+  const ensureMembership = (orgId: OrganizationId, userId: UserId, role: Membership["role"]) => {
+    const key = membershipKey(orgId, userId)
+    const existing = memberships.get(key)
+    if (existing) return existing
+    const membership = Membership.make({
+      org_id: orgId,
+      user_id: userId,
+      role,
+      active_agent_profile_id: null,
+      created_at: now()
+    })
+    memberships.set(key, membership)
+    return membership
+  }
+
+  const insertApiKey = (key: ApiKey) => {
+    keys.set(key.id, key)
+    keysByHash.set(key.key_hash, key.id)
+  }
+
+  // As the Postgres implementation orders them: by creation time, then by id.
+  const oldestFirst = <A extends { readonly created_at: DateTime.Utc }>(items: Iterable<A>, id: (item: A) => string) =>
+    Array.from(items).sort((a, b) =>
+      DateTime.toEpochMillis(a.created_at) - DateTime.toEpochMillis(b.created_at) || id(a).localeCompare(id(b))
+    )
+
+  return {
+    isEmpty: Effect.sync(() => organizations.size === 0),
+    createOrganization: (name) => Effect.sync(() => createOrganization(name)),
+    findOrganization: (id) => Effect.sync(() => Option.fromNullable(organizations.get(id))),
+    findUser: (id) => Effect.sync(() => Option.fromNullable(users.get(id))),
+    provisionUser: ({ email, orgId, role }) =>
+      Effect.sync(() => {
+        const normalized = email.toLowerCase()
+        const existingId = usersByEmail.get(normalized)
+        const user = existingId ? users.get(existingId)! : createUser(normalized, normalized)
+        return { user, membership: ensureMembership(orgId, user.id, role), created: existingId === undefined }
+      }),
+    addMembership: (orgId, userId, role) => Effect.sync(() => ensureMembership(orgId, userId, role)),
+    findMembership: (orgId, userId) => Effect.sync(() => Option.fromNullable(memberships.get(membershipKey(orgId, userId)))),
+    listMemberships: (userId) =>
+      Effect.sync(() => oldestFirst(Array.from(memberships.values()).filter((m) => m.user_id === userId), (m) => m.org_id)),
+    insertApiKey: (key) => Effect.sync(() => insertApiKey(key)),
+    findApiKeyByHash: (keyHash) =>
+      Effect.sync(() => Option.fromNullable(keysByHash.get(keyHash)).pipe(Option.flatMapNullable((id) => keys.get(id)))),
+    listApiKeys: (userId) => Effect.sync(() => oldestFirst(Array.from(keys.values()).filter((k) => k.user_id === userId), (k) => k.id)),
+    deleteApiKey: (userId, id) =>
+      Effect.sync(() => {
+        const key = keys.get(id)
+        if (!key || key.user_id !== userId) return false
+        keys.delete(id)
+        keysByHash.delete(key.key_hash)
+        return true
+      }),
+    recordKeyUsage: (usage) =>
+      Effect.sync(() => {
+        for (const [id, at] of usage) {
+          const key = keys.get(id)
+          if (key && (key.last_used_at === null || DateTime.lessThan(key.last_used_at, at))) {
+            keys.set(id, ApiKey.make({ ...key, last_used_at: at }))
+          }
+        }
+      }),
+    bootstrap: ({ key, onlyIfEmpty }) =>
+      Effect.sync(() => {
+        if (onlyIfEmpty && organizations.size > 0) return Option.none()
+        const organization = Array.from(organizations.values()).find((o) => o.name === BOOTSTRAP_ORGANIZATION) ??
+          createOrganization(BOOTSTRAP_ORGANIZATION)
+        const owner = Array.from(memberships.values()).find((m) =>
+          m.org_id === organization.id && m.role === "owner" && users.get(m.user_id)?.name === BOOTSTRAP_USER
+        )
+        const user = owner ? users.get(owner.user_id)! : createUser(BOOTSTRAP_USER, null)
+        ensureMembership(organization.id, user.id, "owner")
+        const keyCreated = !keysByHash.has(key.key_hash)
+        if (keyCreated) {
+          insertApiKey(ApiKey.make({
+            ...key,
+            user_id: user.id,
+            org_id: null,
+            last_used_at: null,
+            not_before: null,
+            expires_at: null
+          }))
+        }
+        return Option.some({ organization, user, keyCreated })
+      })
+  }
+})
