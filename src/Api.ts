@@ -1,12 +1,16 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ConfigApi } from "./api/ConfigApi.js"
 import { HTTPValidationError } from "./api/Errors.js"
+import { KeysApi } from "./api/KeysApi.js"
 import { fastApiConventions } from "./api/OpenApiConventions.js"
 import { OperationsApi } from "./api/OperationsApi.js"
+import { OrganizationsApi } from "./api/OrganizationsApi.js"
 
 /** The one definition of Hangar's HTTP API: handlers, client, OpenAPI and docs derive from it. */
 export class HangarApi extends HttpApi.make("hangar")
   .add(ConfigApi)
+  .add(KeysApi)
+  .add(OrganizationsApi)
   .add(OperationsApi)
   .addError(HTTPValidationError)
   .annotateContext(OpenApi.annotations({

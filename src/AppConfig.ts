@@ -1,5 +1,6 @@
 import { Config, Context, DateTime, Effect, Layer, LogLevel, Option, type Redacted, Schema } from "effect"
 import * as EnvVar from "./config/EnvVar.js"
+import type { RateWindow } from "./storage/RateLimitStore.js"
 import {
   ACPProviderConfig,
   AppMode,
@@ -22,6 +23,10 @@ export interface AppConfigShape {
   readonly storage: "postgres" | "memory"
   readonly dataDir: string
   readonly logLevel: LogLevel.LogLevel
+  /** Ensure organisation `default`, owner `admin` and this key at start. */
+  readonly bootstrapApiKey: Option.Option<Redacted.Redacted<string>>
+  /** Authentication rate-limit windows; none means the limiter is off. */
+  readonly authRateLimit: ReadonlyArray<RateWindow>
   /** The public web-client configuration, `updated_at` being when this configuration was loaded. */
   readonly webClient: WebClientConfig
 }
@@ -114,6 +119,11 @@ const settings = Config.all({
     EnvVar.literal(...(Object.keys(logLevels) as Array<keyof typeof logLevels>)),
     "info"
   ).pipe(Config.map((name) => logLevels[name])),
+  bootstrapApiKey: EnvVar.optional("HANGAR_BOOTSTRAP_API_KEY", EnvVar.secretString(20)),
+  authRateLimit: EnvVar.withDefaultKeepEmpty("HANGAR_AUTH_RATE_LIMIT", EnvVar.rateWindows, [
+    { limit: 10, seconds: 1 },
+    { limit: 100, seconds: 60 }
+  ]),
   webClient
 })
 

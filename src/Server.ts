@@ -10,7 +10,14 @@ import { OperationsHttpLive } from "./http/OperationsHttp.js"
 import { errorResponses } from "./http/ErrorResponses.js"
 import { requestLog } from "./http/RequestLog.js"
 import * as Logging from "./Logging.js"
-import { StorageHealth } from "./storage/StorageHealth.js"
+import { AuthenticationLive } from "./http/AuthenticationLive.js"
+import { KeysHttpLive } from "./http/KeysHttp.js"
+import { OrganizationsHttpLive } from "./http/OrganizationsHttp.js"
+import { ApiKeysLive } from "./services/ApiKeys.js"
+import { AuthenticatorLive } from "./services/Authenticator.js"
+import { AuthRateLimiterLive } from "./services/AuthRateLimiter.js"
+import { BootstrapLive } from "./services/Bootstrap.js"
+import { StorageLive } from "./storage/Storage.js"
 
 /**
  * Serves an HttpApi with Hangar's HTTP conventions: request log, FastAPI-shaped errors, the
@@ -27,14 +34,25 @@ export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiG
     Layer.provide(implementation)
   )
 
+/** The services behind the handlers, over the storage ports. */
+export const ServicesLive = AuthenticatorLive.pipe(
+  Layer.provideMerge(Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive))
+)
+
 /** Every route of Hangar, on whichever `HttpServer` is provided. */
 export const HttpAppLive = serveApi(
   HangarApi,
-  HttpApiBuilder.api(HangarApi).pipe(Layer.provide([ConfigHttpLive, OperationsHttpLive]))
+  HttpApiBuilder.api(HangarApi).pipe(
+    Layer.provide([ConfigHttpLive, KeysHttpLive, OrganizationsHttpLive, OperationsHttpLive]),
+    Layer.provide(AuthenticationLive)
+  )
 )
 
-/** Storage and the other ports, picked from the configuration. */
-export const ServicesLive = StorageHealth.memory
+/** The app with its services on the given storage, serving once bootstrapped. */
+export const AppLive = HttpAppLive.pipe(
+  Layer.provide(BootstrapLive),
+  Layer.provide(ServicesLive)
+)
 
 /** How long in-flight requests may take to finish once shutdown starts. */
 const shutdownGrace = 10_000
@@ -59,8 +77,9 @@ const LogAddress = Layer.effectDiscard(
 )
 
 /** The whole server as `npm start` runs it. */
-export const ServerLive = Layer.mergeAll(HttpAppLive, LogAddress).pipe(
-  Layer.provide(ServicesLive),
+export const ServerLive = LogAddress.pipe(
+  Layer.provide(AppLive),
+  Layer.provide(StorageLive),
   Layer.provide(NodeServerLive),
   Layer.provide(Layer.unwrapEffect(Effect.map(AppConfig, (config) => Logging.layer(config.logLevel)))),
   Layer.provideMerge(AppConfig.layer)

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { databaseUrl, freshPostgresUrl } from "./support/Databases.js"
 
 // The production entry point, compiled (`npm test` builds it first), run as a real process.
 const main = new URL("../dist/main.js", import.meta.url).pathname
@@ -12,6 +14,32 @@ const start = (vars: Record<string, string>) =>
     env: { PATH: process.env.PATH, HANGAR_DATA_DIR: mkdtempSync(join(tmpdir(), "hangar-")), ...vars },
     stdio: ["ignore", "pipe", "pipe"]
   })
+
+/** Output so far, and the port once the process listens. */
+const running = (vars: Record<string, string>) => {
+  const child = start(vars)
+  const output = { stdout: "", stderr: "" }
+  child.stdout!.on("data", (chunk) => (output.stdout += chunk))
+  child.stderr!.on("data", (chunk) => (output.stderr += chunk))
+  const exit = new Promise<number | null>((resolve) => child.on("exit", resolve))
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout!.on("data", () => {
+      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(output.stdout)
+      if (match) resolve(Number(match[1]))
+    })
+    void exit.then((code) => reject(new Error(`exited with ${code} before listening: ${output.stdout}${output.stderr}`)))
+  })
+  const stop = async () => {
+    child.kill("SIGTERM")
+    return exit
+  }
+  return { child, output, port, stop }
+}
+
+const bootstrapKeys = (stdout: string) => Array.from(stdout.matchAll(/^Bootstrap API key .*: (hgr_\S+)$/gm), (m) => m[1])
+
+const currentKey = (port: number, key: string) =>
+  fetch(`http://127.0.0.1:${port}/api/keys/current`, { headers: { "x-access-token": key } })
 
 const exited = (child: ChildProcess) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -48,7 +76,7 @@ describe("the hangar process", () => {
     child.kill("SIGTERM")
     const { code, stdout } = await done
     expect(code).toBe(0)
-    const lines = stdout.trim().split("\n").map((line) => JSON.parse(line))
+    const lines = stdout.trim().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
     const requests = lines.filter((line) => line.msg === "request")
     expect(requests).toHaveLength(1)
     expect(requests[0]).toMatchObject({
@@ -83,4 +111,79 @@ describe("the hangar process", () => {
       expect(stderr).toContain(`hangar: invalid configuration: ${expected}`)
     }
   })
+})
+
+describe("persistence", () => {
+  const restartKeepsData = async (vars: Record<string, string>) => {
+    const first = running(vars)
+    const port = await first.port
+    const [key, ...more] = bootstrapKeys(first.output.stdout)
+    expect(key, first.output.stdout).toMatch(/^hgr_/)
+    expect(more).toEqual([])
+    expect((await currentKey(port, key)).status).toBe(200)
+    const created = await fetch(`http://127.0.0.1:${port}/api/organizations/provision-user`, {
+      method: "POST",
+      headers: { "x-access-token": key, "content-type": "application/json" },
+      body: JSON.stringify({ email: "kept@example.com", issue_api_key: true })
+    })
+    const provisioned = (await created.json()) as { user_id: string; api_key: string }
+    expect(created.status).toBe(200)
+    expect(await first.stop()).toBe(0)
+
+    const second = running(vars)
+    const port2 = await second.port
+    expect(bootstrapKeys(second.output.stdout)).toEqual([])
+    expect((await currentKey(port2, key)).status).toBe(200)
+    const member = await currentKey(port2, provisioned.api_key)
+    expect(member.status).toBe(200)
+    expect(((await member.json()) as { user_id: string }).user_id).toBe(provisioned.user_id)
+    expect(await second.stop()).toBe(0)
+    return key
+  }
+
+  it("the embedded default prints the bootstrap key once, writes it 0600, and keeps keys and users across restarts", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "hangar-embedded-"))
+    const key = await restartKeepsData({ PORT: "0", HOST: "127.0.0.1", HANGAR_DATA_DIR: dataDir })
+    const file = join(dataDir, "bootstrap-api-key")
+    expect(readFileSync(file, "utf8").trim()).toBe(key)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+  }, 120_000)
+
+  it("refuses a second process on the same data directory", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "hangar-locked-"))
+    const first = running({ PORT: "0", HOST: "127.0.0.1", HANGAR_DATA_DIR: dataDir })
+    await first.port
+    const { code, stderr } = await exited(start({ PORT: "0", HOST: "127.0.0.1", HANGAR_DATA_DIR: dataDir }))
+    expect(code).not.toBe(0)
+    expect(stderr).toContain(`is in use by process ${first.child.pid}`)
+    expect(await first.stop()).toBe(0)
+  }, 120_000)
+
+  it.skipIf(!databaseUrl)("with DATABASE_URL the same holds on Postgres", async () => {
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshPostgresUrl(databaseUrl!)
+      yield* Effect.promise(() => restartKeepsData({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: url }))
+    })))
+  }, 120_000)
+
+  it.skipIf(!databaseUrl)("two instances started together on one Postgres migrate and bootstrap once, and both serve", async () => {
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshPostgresUrl(databaseUrl!)
+      const vars = { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: url }
+      const instances = [running(vars), running(vars)]
+      const ports = yield* Effect.promise(() => Promise.all(instances.map((instance) => instance.port)))
+      const outputs = instances.map((instance) => instance.output.stdout)
+      const migrated = outputs.filter((stdout) => stdout.includes("\"msg\":\"applied migrations\""))
+      expect(migrated).toHaveLength(1)
+      const keys = outputs.flatMap(bootstrapKeys)
+      expect(keys).toHaveLength(1)
+      for (const port of ports) {
+        const ready = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/readyz`))
+        expect(ready.status).toBe(200)
+        expect(yield* Effect.promise(() => ready.json())).toEqual({ status: "ready", storage: "postgres" })
+        expect((yield* Effect.promise(() => currentKey(port, keys[0]))).status).toBe(200)
+      }
+      for (const instance of instances) expect(yield* Effect.promise(() => instance.stop())).toBe(0)
+    })))
+  }, 120_000)
 })

@@ -97,3 +97,24 @@ export const ForbiddenResponse = wire(Forbidden)
 export const NotFoundResponse = wire(NotFound)
 export const ConflictResponse = wire(Conflict)
 export const ServiceUnavailableResponse = wire(ServiceUnavailable)
+
+// ---------------------------------------------------------------------------------------------
+// 429: a rate or quota limit, with an object detail and `Retry-After`
+
+const Count = Schema.Number.pipe(Schema.int())
+
+export class RateLimitDetail extends Schema.Class<RateLimitDetail>("RateLimitDetail")({
+  code: Schema.Literal("rate_limited"),
+  message: Schema.String,
+  limit: Count.annotations({ description: "Requests allowed per window" }),
+  window_seconds: Count,
+  retry_after: Count.annotations({ description: "Seconds until the window resets" })
+}) {}
+
+export class RateLimited extends Schema.TaggedError<RateLimited>()(
+  "RateLimited",
+  { detail: RateLimitDetail },
+  HttpApiSchema.annotations({ status: 429, description: "Too many authentication requests" })
+) {}
+
+export const RateLimitedResponse = wire(RateLimited, { identifier: "RateLimitedError" })

@@ -131,3 +131,30 @@ export const json = <A, I>(schema: Schema.Schema<A, I>, expected: string): Spec<
   expected: `JSON: ${expected}`,
   detailed: true
 })
+
+const units: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 }
+const windowPattern = /^(\d+)\s*\/\s*(\d+)?\s*(second|minute|hour|day)s?$/i
+
+/** Rate windows as `10/second; 100/minute` (also `5/10 seconds`); empty means none. */
+export const rateWindows: Spec<ReadonlyArray<{ readonly limit: number; readonly seconds: number }>> = {
+  schema: Schema.transformOrFail(
+    Schema.String,
+    Schema.Array(Schema.Struct({ limit: Schema.Number, seconds: Schema.Number })),
+    {
+      strict: true,
+      decode: (value, _, ast) => {
+        const parts = value.split(/[;,]/).map((part) => part.trim()).filter((part) => part !== "")
+        const windows = []
+        for (const part of parts) {
+          const match = windowPattern.exec(part)
+          const limit = Number(match?.[1])
+          if (!match || limit < 1) return ParseResult.fail(new ParseResult.Type(ast, value))
+          windows.push({ limit, seconds: Number(match[2] ?? 1) * units[match[3].toLowerCase()] })
+        }
+        return ParseResult.succeed(windows)
+      },
+      encode: (windows) => ParseResult.succeed(windows.map((w) => `${w.limit}/${w.seconds} seconds`).join("; "))
+    }
+  ),
+  expected: "windows such as \"10/second; 100/minute\" (units second, minute, hour, day), or empty to disable"
+}

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { component } from "../api/Bodies.js"
 import { Timestamp } from "./Timestamp.js"
 
 // The web-client configuration exactly as the seed document defines it (names marked † there
@@ -34,11 +35,6 @@ const optionalNull = <A, I>(schema: Schema.Schema<A, I>) => withDefault(Schema.N
 
 const flag = (value: boolean) => withDefault(Schema.Boolean, value)
 
-/**
- * Classes with defaulted fields name their encoded side too, so the OpenAPI document refers to
- * them as components (`#/components/schemas/WebClientConfig`), as FastAPI's does.
- */
-const component = (identifier: string) => [undefined, { identifier }] as const
 
 export class ACPModelOption extends Schema.Class<ACPModelOption>("ACPModelOption")({
   id: Schema.String,

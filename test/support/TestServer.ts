@@ -3,7 +3,9 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
 import { HangarApi } from "../../src/Api.js"
 import { AppConfig } from "../../src/AppConfig.js"
-import { HttpAppLive, ServicesLive } from "../../src/Server.js"
+import * as Logging from "../../src/Logging.js"
+import { AppLive } from "../../src/Server.js"
+import { MemoryStorage, type Stores } from "../../src/storage/Storage.js"
 
 /** The configuration as if these were the only environment variables set. */
 export const env = (vars: Record<string, string> = {}) =>
@@ -11,17 +13,35 @@ export const env = (vars: Record<string, string> = {}) =>
 
 export const quiet = Logger.minimumLogLevel(LogLevel.None)
 
+/** Every log line the app writes, at every level, collected instead of printed. */
+export const captureLogs = () => {
+  const lines: Array<string> = []
+  const layer = Layer.merge(
+    Logger.replace(Logger.defaultLogger, Logging.jsonLineLogger((line) => lines.push(line))),
+    Logger.minimumLogLevel(LogLevel.All)
+  )
+  return { lines, layer }
+}
+
+/** The key `testServer` bootstraps the `admin` owner of organisation `default` with. */
+export const ADMIN_KEY = "hgr_test-admin-key-0123456789abcdef"
+
 /**
- * The real Hangar HTTP app on a random local port (`NodeHttpServer.layerTest`), with an
- * `HttpClient` aimed at it, configured from `vars` only.
+ * The real Hangar app on a random local port (`NodeHttpServer.layerTest`), with an `HttpClient`
+ * aimed at it, configured from `vars` only (plus a known bootstrap key and, unless a test sets
+ * it, no auth rate limit), on memory storage unless another is given.
  */
-export const testServer = (vars: Record<string, string> = {}) =>
-  HttpAppLive.pipe(
-    Layer.provide(ServicesLive),
+export const testServer = <E>(
+  vars: Record<string, string> = {},
+  storage: Layer.Layer<Stores, E> = MemoryStorage as Layer.Layer<Stores, E>,
+  logging: Layer.Layer<never> = quiet
+) =>
+  AppLive.pipe(
+    Layer.provideMerge(storage),
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(AppConfig.layer),
-    Layer.provide(env(vars)),
-    Layer.provide(quiet)
+    Layer.provide(env({ HANGAR_BOOTSTRAP_API_KEY: ADMIN_KEY, HANGAR_AUTH_RATE_LIMIT: "", ...vars })),
+    Layer.provide(logging)
   )
 
 /** The typed client generated from the same HttpApi definition. */

@@ -1,0 +1,10 @@
+/**
+ * Class annotations for request bodies: unknown fields are refused (422 `extra_forbidden`), and
+ * the class is an OpenAPI component under its name even when it has defaulted fields (whose
+ * encoded side would otherwise be inlined).
+ */
+export const requestBody = (identifier: string) =>
+  [undefined, { identifier, parseOptions: { onExcessProperty: "error" as const } }] as const
+
+/** The component annotation alone, for response classes with defaulted fields. */
+export const component = (identifier: string) => [undefined, { identifier }] as const
