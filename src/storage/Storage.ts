@@ -3,6 +3,7 @@ import { AppConfig } from "../AppConfig.js"
 import { embedded, postgres } from "./Database.js"
 import type { IdentityStore } from "./IdentityStore.js"
 import { IdentityStoreMemory } from "./memory/IdentityStoreMemory.js"
+import { MemoryTables } from "./memory/MemoryTables.js"
 import { RateLimitStoreMemory } from "./memory/RateLimitStoreMemory.js"
 import { IdentityStorePg } from "./pg/IdentityStorePg.js"
 import { MigrationsLive } from "./pg/Migrations.js"
@@ -19,7 +20,7 @@ export const MemoryStorage: Layer.Layer<Stores> = Layer.mergeAll(
   IdentityStoreMemory,
   RateLimitStoreMemory,
   StorageHealth.memory
-)
+).pipe(Layer.provide(MemoryTables.layer))
 
 /**
  * The Postgres implementations over whichever SqlClient is provided, migrations applied first.

@@ -4,27 +4,7 @@ import { DateTime, Effect } from "effect"
 import type { UserId } from "../../src/domain/Identity.js"
 import { hashSecret } from "../../src/domain/Secrets.js"
 import { IdentityStore } from "../../src/storage/IdentityStore.js"
-import { ADMIN_KEY, captureLogs, json, send, testServer } from "../support/TestServer.js"
-
-interface Call {
-  readonly token?: string
-  readonly bearer?: string
-  readonly cookie?: string
-  readonly orgId?: string
-  readonly body?: unknown
-}
-
-const call = (method: "GET" | "POST" | "DELETE", path: string, options: Call = {}) => {
-  const headers: Record<string, string> = {}
-  if (options.token !== undefined) headers["x-access-token"] = options.token
-  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`
-  if (options.cookie !== undefined) headers.cookie = `api_key=${options.cookie}`
-  if (options.orgId !== undefined) headers["x-org-id"] = options.orgId
-  let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(headers))
-  if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
-  return Effect.flatMap(send(request), (response) =>
-    response.status === 204 ? Effect.succeed({ status: 204, body: null as any }) : json(response))
-}
+import { ADMIN_KEY, call, captureLogs, send, testServer } from "../support/TestServer.js"
 
 const createKey = (token: string, body: Record<string, unknown> = {}) =>
   Effect.map(call("POST", "/api/keys", { token, body: { name: "test", ...body } }), ({ body, status }) => {

@@ -56,3 +56,32 @@ export const json = (response: HttpClientResponse.HttpClientResponse) =>
 
 export const get = (path: string, headers: Record<string, string> = {}) =>
   send(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeaders(headers)))
+
+export interface CallOptions {
+  /** Sent as `X-Access-Token`. */
+  readonly token?: string
+  /** Sent as `Authorization: Bearer`. */
+  readonly bearer?: string
+  /** Sent as the `api_key` cookie. */
+  readonly cookie?: string
+  /** Sent as `X-Org-Id`. */
+  readonly orgId?: string
+  /** Sent as JSON. */
+  readonly body?: unknown
+  readonly headers?: Record<string, string>
+}
+
+/** A request with the usual credentials, answered as `{status, body}` (body null for 204). */
+export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, options: CallOptions = {}) => {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token !== undefined) headers["x-access-token"] = options.token
+  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`
+  if (options.cookie !== undefined) headers.cookie = `api_key=${options.cookie}`
+  if (options.orgId !== undefined) headers["x-org-id"] = options.orgId
+  let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(headers))
+  if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+  return Effect.flatMap(send(request), (response) =>
+    response.status === 204 || response.status === 304
+      ? Effect.succeed({ status: response.status, body: null as any })
+      : json(response))
+}

@@ -1,25 +1,11 @@
 import { DateTime, Effect, Layer, Option } from "effect"
-import {
-  ApiKey,
-  type ApiKeyId,
-  Membership,
-  Organization,
-  type OrganizationId,
-  User,
-  type UserId
-} from "../../domain/Identity.js"
+import { ApiKey, Membership, Organization, type OrganizationId, User, type UserId } from "../../domain/Identity.js"
 import { BOOTSTRAP_ORGANIZATION, BOOTSTRAP_USER, IdentityStore, type IdentityStoreShape } from "../IdentityStore.js"
+import { membershipKey, MemoryTables } from "./MemoryTables.js"
 
 /** Volatile identity storage. Each method runs synchronously, so each is atomic. */
-export const IdentityStoreMemory = Layer.sync(IdentityStore, (): IdentityStoreShape => {
-  const organizations = new Map<OrganizationId, Organization>()
-  const users = new Map<UserId, User>()
-  const usersByEmail = new Map<string, UserId>()
-  const memberships = new Map<string, Membership>()
-  const keys = new Map<ApiKeyId, ApiKey>()
-  const keysByHash = new Map<string, ApiKeyId>()
-
-  const membershipKey = (orgId: OrganizationId, userId: UserId) => `${orgId}\u0000${userId}`
+export const IdentityStoreMemory = Layer.effect(IdentityStore, Effect.map(MemoryTables, (tables): IdentityStoreShape => {
+  const { apiKeys: keys, apiKeysByHash: keysByHash, memberships, organizations, users, usersByEmail } = tables
   const now = () => DateTime.unsafeNow()
 
   const createOrganization = (name: string) => {
@@ -59,11 +45,10 @@ export const IdentityStoreMemory = Layer.sync(IdentityStore, (): IdentityStoreSh
     keysByHash.set(key.key_hash, key.id)
   }
 
-  // As the Postgres implementation orders them: by creation time, then by id.
-  const oldestFirst = <A extends { readonly created_at: DateTime.Utc }>(items: Iterable<A>, id: (item: A) => string) =>
-    Array.from(items).sort((a, b) =>
-      DateTime.toEpochMillis(a.created_at) - DateTime.toEpochMillis(b.created_at) || id(a).localeCompare(id(b))
-    )
+  // By creation time; rows created in the same millisecond stay in insertion order (the sort is
+  // stable), as Postgres, with microsecond timestamps, orders them.
+  const oldestFirst = <A extends { readonly created_at: DateTime.Utc }>(items: Iterable<A>) =>
+    Array.from(items).sort((a, b) => DateTime.toEpochMillis(a.created_at) - DateTime.toEpochMillis(b.created_at))
 
   return {
     isEmpty: Effect.sync(() => organizations.size === 0),
@@ -80,11 +65,11 @@ export const IdentityStoreMemory = Layer.sync(IdentityStore, (): IdentityStoreSh
     addMembership: (orgId, userId, role) => Effect.sync(() => ensureMembership(orgId, userId, role)),
     findMembership: (orgId, userId) => Effect.sync(() => Option.fromNullable(memberships.get(membershipKey(orgId, userId)))),
     listMemberships: (userId) =>
-      Effect.sync(() => oldestFirst(Array.from(memberships.values()).filter((m) => m.user_id === userId), (m) => m.org_id)),
+      Effect.sync(() => oldestFirst(Array.from(memberships.values()).filter((m) => m.user_id === userId))),
     insertApiKey: (key) => Effect.sync(() => insertApiKey(key)),
     findApiKeyByHash: (keyHash) =>
       Effect.sync(() => Option.fromNullable(keysByHash.get(keyHash)).pipe(Option.flatMapNullable((id) => keys.get(id)))),
-    listApiKeys: (userId) => Effect.sync(() => oldestFirst(Array.from(keys.values()).filter((k) => k.user_id === userId), (k) => k.id)),
+    listApiKeys: (userId) => Effect.sync(() => oldestFirst(Array.from(keys.values()).filter((k) => k.user_id === userId))),
     deleteApiKey: (userId, id) =>
       Effect.sync(() => {
         const key = keys.get(id)
@@ -126,4 +111,4 @@ export const IdentityStoreMemory = Layer.sync(IdentityStore, (): IdentityStoreSh
         return Option.some({ organization, user, keyCreated })
       })
   }
-})
+}))

@@ -1,0 +1,30 @@
+import { Context, Layer } from "effect"
+import type { ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
+
+/**
+ * The volatile database: every memory store works on these tables, so that an operation that
+ * spans aggregates (deleting a profile clears the memberships pointing at it) can be atomic, as
+ * it is in one Postgres transaction. Store methods run synchronously, hence atomically.
+ */
+export interface MemoryTablesShape {
+  readonly organizations: Map<OrganizationId, Organization>
+  readonly users: Map<UserId, User>
+  readonly usersByEmail: Map<string, UserId>
+  /** Keyed by `membershipKey(org, user)`. */
+  readonly memberships: Map<string, Membership>
+  readonly apiKeys: Map<ApiKeyId, ApiKey>
+  readonly apiKeysByHash: Map<string, ApiKeyId>
+}
+
+export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTables, MemoryTablesShape>() {
+  static readonly layer = Layer.sync(MemoryTables, () => ({
+    organizations: new Map(),
+    users: new Map(),
+    usersByEmail: new Map(),
+    memberships: new Map(),
+    apiKeys: new Map(),
+    apiKeysByHash: new Map()
+  }))
+}
+
+export const membershipKey = (orgId: OrganizationId, userId: UserId) => `${orgId}\u0000${userId}`
