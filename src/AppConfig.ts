@@ -27,6 +27,8 @@ export interface AppConfigShape {
   readonly bootstrapApiKey: Option.Option<Redacted.Redacted<string>>
   /** Authentication rate-limit windows; none means the limiter is off. */
   readonly authRateLimit: ReadonlyArray<RateWindow>
+  /** The key that encrypts stored secrets (AES-256-GCM); see `SecretBox` for when it is generated. */
+  readonly secretKey: Option.Option<Redacted.Redacted<Uint8Array>>
   /** The public web-client configuration, `updated_at` being when this configuration was loaded. */
   readonly webClient: WebClientConfig
 }
@@ -124,8 +126,14 @@ const settings = Config.all({
     { limit: 10, seconds: 1 },
     { limit: 100, seconds: 60 }
   ]),
+  secretKey: EnvVar.optional("HANGAR_SECRET_KEY", EnvVar.secretKey),
   webClient
-})
+}).pipe(Config.validate({
+  // Replicas share the database and must share the key; none may invent one.
+  message: "HANGAR_SECRET_KEY: required with DATABASE_URL: 32 bytes in base64 (openssl rand -base64 32)",
+  validation: (settings) =>
+    !(settings.storage === "postgres" && Option.isSome(settings.databaseUrl) && Option.isNone(settings.secretKey))
+}))
 
 /** Loads and validates the configuration; `updated_at` is the moment of loading. */
 export const load: Effect.Effect<AppConfigShape, import("effect").ConfigError.ConfigError> = Effect.gen(function*() {

@@ -17,6 +17,7 @@ import { ApiKeysLive } from "./services/ApiKeys.js"
 import { AuthenticatorLive } from "./services/Authenticator.js"
 import { AuthRateLimiterLive } from "./services/AuthRateLimiter.js"
 import { BootstrapLive } from "./services/Bootstrap.js"
+import { SecretBoxLive } from "./services/SecretBox.js"
 import { StorageLive } from "./storage/Storage.js"
 
 /**
@@ -36,7 +37,7 @@ export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiG
 
 /** The services behind the handlers, over the storage ports. */
 export const ServicesLive = AuthenticatorLive.pipe(
-  Layer.provideMerge(Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive))
+  Layer.provideMerge(Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive))
 )
 
 /** Every route of Hangar, on whichever `HttpServer` is provided. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -114,6 +115,8 @@ describe("the hangar process", () => {
 })
 
 describe("persistence", () => {
+  const secretKey = randomBytes(32).toString("base64")
+
   const restartKeepsData = async (vars: Record<string, string>) => {
     const first = running(vars)
     const port = await first.port
@@ -162,14 +165,14 @@ describe("persistence", () => {
   it.skipIf(!databaseUrl)("with DATABASE_URL the same holds on Postgres", async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const url = yield* freshPostgresUrl(databaseUrl!)
-      yield* Effect.promise(() => restartKeepsData({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: url }))
+      yield* Effect.promise(() => restartKeepsData({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: url, HANGAR_SECRET_KEY: secretKey }))
     })))
   }, 120_000)
 
   it.skipIf(!databaseUrl)("two instances started together on one Postgres migrate and bootstrap once, and both serve", async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const url = yield* freshPostgresUrl(databaseUrl!)
-      const vars = { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: url }
+      const vars = { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: url, HANGAR_SECRET_KEY: secretKey }
       const instances = [running(vars), running(vars)]
       const ports = yield* Effect.promise(() => Promise.all(instances.map((instance) => instance.port)))
       const outputs = instances.map((instance) => instance.output.stdout)

@@ -158,3 +158,20 @@ export const rateWindows: Spec<ReadonlyArray<{ readonly limit: number; readonly 
   ),
   expected: "windows such as \"10/second; 100/minute\" (units second, minute, hour, day), or empty to disable"
 }
+
+/** A 32-byte key in base64, as `openssl rand -base64 32` prints one. */
+export const secretKey: Spec<Redacted.Redacted<Uint8Array>> = {
+  schema: Schema.transformOrFail(Schema.String, Schema.RedactedFromSelf(Schema.Uint8ArrayFromSelf), {
+    strict: true,
+    decode: (value, _, ast) => {
+      const trimmed = value.trim()
+      const bytes = Buffer.from(trimmed, "base64")
+      return /^[A-Za-z0-9+/]+={0,2}$/.test(trimmed) && bytes.length === 32
+        ? ParseResult.succeed(Redacted.make(new Uint8Array(bytes)))
+        : ParseResult.fail(new ParseResult.Type(ast, value))
+    },
+    encode: (key) => ParseResult.succeed(Buffer.from(Redacted.value(key)).toString("base64"))
+  }),
+  expected: "32 bytes in base64 (openssl rand -base64 32)",
+  secret: true
+}
