@@ -1,4 +1,4 @@
-import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpApiScalar, HttpServer } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -29,6 +29,8 @@ export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiG
   implementation: Layer.Layer<HttpApi.Api, LE, LR>
 ) =>
   HttpApiBuilder.serve(requestLog).pipe(
+    // No trace exporter is configured, so a span per request would be built for nobody.
+    HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(errorResponses(api)),
