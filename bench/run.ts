@@ -1,0 +1,274 @@
+/**
+ * `npm run bench`: Hangar, built as it runs in production, against a Fastify baseline with the
+ * same semantics and a bare `node:http` floor, in one run, on the same data.
+ *
+ * Every server runs as its own process for the whole run; the load generator (autocannon, in this
+ * process) drives one server at a time at a fixed number of connections. Each figure is the
+ * median of several rounds, and the servers' order rotates from round to round, so that drift in
+ * the machine's speed falls on all of them alike. Warm-up traffic is sent and discarded before
+ * every measured window. Peak RSS is the kernel's high-water mark (`VmHWM`) of each process.
+ */
+import autocannon from "autocannon"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, freemem, totalmem, tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+/** While iterating on one endpoint: `BENCH_ENDPOINTS=config` or `activate`. */
+const ENDPOINTS = new Set((process.env.BENCH_ENDPOINTS ?? "config,activate").split(",").map((e) => e.trim()))
+
+interface Server {
+  readonly name: "hangar" | "fastify" | "bare"
+  readonly url: string
+  readonly child: ChildProcess
+}
+
+interface Endpoint {
+  readonly name: string
+  readonly method: "GET" | "POST"
+  readonly path: string
+  readonly headers: Record<string, string>
+}
+
+interface Sample {
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+}
+
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
+
+let nextPort = 40_000 + Math.floor(Math.random() * 10_000)
+
+const waitForLine = (child: ChildProcess, pattern: RegExp, what: string) =>
+  new Promise<string>((resolvePromise, reject) => {
+    let seen = ""
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${seen}`)), 60_000)
+    child.stdout!.on("data", (chunk) => {
+      seen += chunk
+      const match = pattern.exec(seen)
+      if (match) {
+        clearTimeout(timer)
+        resolvePromise(match[0])
+      }
+    })
+    child.on("exit", (code) => reject(new Error(`${what} exited with ${code}: ${seen}`)))
+  })
+
+/** Hangar from `dist/`, logging as in production (JSON lines at info) into a file. */
+const startHangar = async (env: Record<string, string>, logFile: string): Promise<{ server: Server; stdout: string }> => {
+  const port = nextPort++
+  const child = spawn(process.execPath, [join(root, "dist/main.js")], {
+    env: { PATH: process.env.PATH, PORT: String(port), HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  let stdout = ""
+  child.stdout!.on("data", (chunk) => (stdout += chunk))
+  await waitForLine(child, /listening on/, "hangar")
+  // From now on the per-request log lines go where production sends them: a file, not our pipe.
+  const sink = openSync(logFile, "a")
+  child.stdout!.removeAllListeners("data")
+  child.stdout!.on("data", (chunk) => writeFileSync(sink, chunk))
+  return { server: { name: "hangar", url: `http://127.0.0.1:${port}`, child }, stdout }
+}
+
+const startScript = async (name: "fastify" | "bare", script: string, env: Record<string, string>): Promise<Server> => {
+  const port = nextPort++
+  const child = spawn(process.execPath, [join(root, "bench", script)], {
+    env: { PATH: process.env.PATH, PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  await waitForLine(child, /listening/, name)
+  return { name, url: `http://127.0.0.1:${port}`, child }
+}
+
+const stop = async (server: Server) => {
+  if (server.child.exitCode !== null) return
+  const exited = new Promise((resolvePromise) => server.child.on("exit", resolvePromise))
+  server.child.kill("SIGTERM")
+  await exited
+}
+
+/** Peak resident set size of the process so far, in MB. */
+const peakRssMb = (server: Server) => {
+  const status = readFileSync(`/proc/${server.child.pid}/status`, "utf8")
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024
+}
+
+const load = (server: Server, endpoint: Endpoint, seconds: number) =>
+  autocannon({
+    url: `${server.url}${endpoint.path}`,
+    method: endpoint.method,
+    headers: endpoint.headers,
+    connections: CONNECTIONS,
+    duration: seconds
+  })
+
+const measure = async (server: Server, endpoint: Endpoint): Promise<Sample> => {
+  await load(server, endpoint, WARMUP_SECONDS)
+  const result = await load(server, endpoint, SECONDS)
+  const failures = result.errors + result.timeouts + result.non2xx
+  if (failures > 0) throw new Error(`${server.name} ${endpoint.name}: ${failures} failed requests of ${result.requests.total}`)
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
+}
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/** Each server, one after another, ROUNDS times, rotating who goes first. */
+const compare = async (endpoint: Endpoint, servers: ReadonlyArray<Server>) => {
+  const samples = new Map<string, Array<Sample>>(servers.map((server) => [server.name, []]))
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = servers.map((_, i) => servers[(i + round) % servers.length])
+    for (const server of order) {
+      const sample = await measure(server, endpoint)
+      samples.get(server.name)!.push(sample)
+      log(`${endpoint.name} round ${round + 1}/${ROUNDS} ${server.name}: ${Math.round(sample.rps)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms`)
+    }
+  }
+  return servers.map((server) => {
+    const list = samples.get(server.name)!
+    return {
+      server: server.name,
+      rps: Math.round(median(list.map((s) => s.rps))),
+      p50: median(list.map((s) => s.p50)),
+      p99: median(list.map((s) => s.p99))
+    }
+  })
+}
+
+type Row = Awaited<ReturnType<typeof compare>>[number] & { readonly endpoint: string; readonly database: string; peakRssMb?: number }
+
+const seedAndPrepare = async (hangar: Server, adminKey: string) => {
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${hangar.url}${path}`, {
+      method: "POST",
+      headers: { "x-access-token": adminKey, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    if (!response.ok) throw new Error(`seeding ${path}: ${response.status} ${await response.text()}`)
+    return response.json() as Promise<Record<string, any>>
+  }
+  // A member of `default`, with a key bound to it, and a profile to activate.
+  const member = await post("/api/organizations/provision-user", { email: "bench@example.com", issue_api_key: true })
+  const profile = await post("/api/agent-profiles/bench", { agent_kind: "openhands" })
+  return { memberKey: member.api_key as string, profileId: profile.id as string }
+}
+
+const runDatabase = async (database: "pglite" | "postgres", work: string, withConfig: boolean): Promise<Array<Row>> => {
+  const adminKey = `hgr_bench_${randomBytes(16).toString("hex")}`
+  const dataDir = join(work, `${database}-hangar`)
+  const env: Record<string, string> = {
+    HANGAR_DATA_DIR: dataDir,
+    HANGAR_BOOTSTRAP_API_KEY: adminKey,
+    // The baselines have no rate limiter; a per-key limit would measure 429s.
+    HANGAR_AUTH_RATE_LIMIT: ""
+  }
+  const baselineEnv: Record<string, string> = { BENCH_CONFIG_BODY: join(work, "config.json") }
+  if (database === "postgres") {
+    env.DATABASE_URL = process.env.DATABASE_URL!
+    env.HANGAR_SECRET_KEY = randomBytes(32).toString("base64")
+    baselineEnv.DATABASE_URL = process.env.DATABASE_URL!
+  }
+  const logFile = join(work, `${database}-hangar.log`)
+
+  // Seed through Hangar's API, then (PGlite) stop it so its data directory can be copied for the
+  // baseline: PGlite is one process's database; the copy holds exactly the same rows.
+  let { server: hangar } = await startHangar(env, logFile)
+  const seeded = ENDPOINTS.has("activate") ? await seedAndPrepare(hangar, adminKey) : undefined
+  writeFileSync(join(work, "config.json"), await (await fetch(`${hangar.url}/api/v1/web-client/config`)).text())
+  if (database === "pglite") {
+    await stop(hangar)
+    const copy = join(work, "pglite-fastify")
+    cpSync(join(dataDir, "pgdata"), join(copy, "pgdata"), { recursive: true })
+    baselineEnv.BENCH_PGLITE_DIR = copy
+    hangar = (await startHangar(env, logFile)).server
+  }
+  const fastify = await startScript("fastify", "fastify-baseline.mjs", baselineEnv)
+  const bare = withConfig ? await startScript("bare", "bare-node.mjs", baselineEnv) : undefined
+  const servers = [hangar, fastify, ...(bare ? [bare] : [])]
+
+  try {
+    const rows: Array<Row> = []
+    if (withConfig) {
+      const config: Endpoint = { name: "config", method: "GET", path: "/api/v1/web-client/config", headers: {} }
+      for (const row of await compare(config, servers)) rows.push({ ...row, endpoint: "GET /api/v1/web-client/config", database: "-" })
+    }
+    if (seeded) {
+      const activate: Endpoint = {
+        name: `activate (${database})`,
+        method: "POST",
+        path: `/api/agent-profiles/${seeded.profileId}/activate`,
+        headers: { "x-access-token": seeded.memberKey }
+      }
+      for (const row of await compare(activate, [hangar, fastify])) {
+        rows.push({ ...row, endpoint: "POST /api/agent-profiles/{id}/activate", database })
+      }
+    }
+    for (const row of rows) row.peakRssMb = Math.round(peakRssMb(servers.find((s) => s.name === row.server)!))
+    return rows
+  } finally {
+    for (const server of servers) await stop(server)
+  }
+}
+
+const ratio = (rows: ReadonlyArray<Row>, endpoint: string, database: string, against: string) => {
+  const hangar = rows.find((r) => r.endpoint === endpoint && r.database === database && r.server === "hangar")
+  const other = rows.find((r) => r.endpoint === endpoint && r.database === database && r.server === against)
+  return hangar && other ? (hangar.rps / other.rps).toFixed(2) : "-"
+}
+
+const main = async () => {
+  log("building dist/ (tsc)")
+  execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" })
+  const work = mkdtempSync(join(tmpdir(), "hangar-bench-"))
+  mkdirSync(work, { recursive: true })
+  const started = Date.now()
+  try {
+    const rows = await runDatabase("pglite", work, ENDPOINTS.has("config"))
+    if (process.env.DATABASE_URL) rows.push(...await runDatabase("postgres", work, false))
+    const machine = {
+      cores: cpus().length,
+      cpu: cpus()[0]?.model ?? "unknown",
+      memory_gb: Math.round(totalmem() / 2 ** 30),
+      free_memory_gb: Math.round(freemem() / 2 ** 30),
+      node: process.version
+    }
+    const date = new Date().toISOString()
+    const table = [
+      `Hangar benchmark, ${date.slice(0, 10)}, ${machine.cores} cores (${machine.cpu}), ${machine.memory_gb} GB, Node ${machine.node}`,
+      `${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${SECONDS} s after ${WARMUP_SECONDS} s of warm-up`,
+      "",
+      "| endpoint | database | server | req/s | p50 ms | p99 ms | peak RSS MB | hangar/fastify | hangar/bare |",
+      "|---|---|---|---:|---:|---:|---:|---:|---:|",
+      ...rows.map((r) =>
+        `| ${r.endpoint} | ${r.database} | ${r.server} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.peakRssMb} | ${
+          r.server === "hangar" ? ratio(rows, r.endpoint, r.database, "fastify") : ""
+        } | ${r.server === "hangar" ? ratio(rows, r.endpoint, r.database, "bare") : ""} |`
+      )
+    ].join("\n")
+    process.stdout.write(`${table}\n`)
+    const result = { date, machine, connections: CONNECTIONS, rounds: ROUNDS, seconds: SECONDS, warmup_seconds: WARMUP_SECONDS, rows, table }
+    const resultsDir = join(root, "bench", "results")
+    mkdirSync(resultsDir, { recursive: true })
+    writeFileSync(join(resultsDir, "latest.json"), JSON.stringify(result, null, 2) + "\n")
+    log(`done in ${Math.round((Date.now() - started) / 1000)} s; results in bench/results/latest.json`)
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+main().catch((error) => {
+  log(String(error?.stack ?? error))
+  process.exit(1)
+})
