@@ -1,13 +1,14 @@
 // The baseline Hangar is measured against: the same two endpoints, same JSON bodies, same
 // semantics, on Fastify with node-postgres and no Effect. It reads the database Hangar wrote:
-// PGlite (its own copy of Hangar's data directory, served over the same socket adapter with a
-// one-connection pool, as Hangar does) or the Postgres at DATABASE_URL (a pool of 20, as Hangar).
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+// PGlite (its own copy of Hangar's data directory, run by Hangar's embedded-database program and
+// reached over its socket with a one-connection pool, exactly as Hangar does) or the Postgres at
+// DATABASE_URL (a pool of 20, as Hangar).
 import Fastify from "fastify"
+import { spawn } from "node:child_process"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { mkdirSync, readFileSync, rmSync } from "node:fs"
-import { join } from "node:path"
+import { mkdirSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import pg from "pg"
 
 const config = JSON.parse(readFileSync(process.env.BENCH_CONFIG_BODY, "utf8"))
@@ -17,15 +18,27 @@ const connect = async () => {
     return { pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 }), close: async () => {} }
   }
   const dataDir = process.env.BENCH_PGLITE_DIR
-  const db = await PGlite.create(join(dataDir, "pgdata"))
   const socketDir = join(dataDir, "run")
   mkdirSync(socketDir, { recursive: true })
-  const path = join(socketDir, ".s.PGSQL.5432")
-  rmSync(path, { force: true })
-  const server = new PGLiteSocketServer({ db, path })
-  await server.start()
+  const program = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "storage", "pglite", "server.js")
+  const database = spawn(process.execPath, [program, dataDir, join(socketDir, ".s.PGSQL.5432")], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  await new Promise((resolve, reject) => {
+    database.once("message", (message) => (message.ready ? resolve() : reject(new Error(message.error))))
+    database.once("exit", (code) => reject(new Error(`the database exited with ${code}`)))
+  })
   const pool = new pg.Pool({ host: socketDir, port: 5432, user: "postgres", database: "postgres", max: 1 })
-  return { pool, close: async () => { await pool.end(); await server.stop(); await db.close() } }
+  return {
+    pool,
+    close: async () => {
+      await pool.end()
+      await new Promise((resolve) => {
+        database.once("exit", resolve)
+        database.kill("SIGTERM")
+      })
+    }
+  }
 }
 
 const { close, pool } = await connect()

@@ -96,11 +96,15 @@ const stop = async (server: Server) => {
   await exited
 }
 
-/** Peak resident set size of the process so far, in MB. */
-const peakRssMb = (server: Server) => {
-  const status = readFileSync(`/proc/${server.child.pid}/status`, "utf8")
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024
+/** Peak resident set size of a process so far, in MB. */
+const peakRssMb = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024)
 }
+
+/** The embedded database runs as a child of the server: its memory is reported on its own. */
+const childPids = (pid: number): Array<number> =>
+  readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number)
 
 const load = (server: Server, endpoint: Endpoint, seconds: number) =>
   autocannon({
@@ -147,7 +151,13 @@ const compare = async (endpoint: Endpoint, servers: ReadonlyArray<Server>) => {
   })
 }
 
-type Row = Awaited<ReturnType<typeof compare>>[number] & { readonly endpoint: string; readonly database: string; peakRssMb?: number }
+type Row = Awaited<ReturnType<typeof compare>>[number] & {
+  readonly endpoint: string
+  readonly database: string
+  peakRssMb?: number
+  /** Peak RSS of the embedded database process the server started, if any. */
+  databaseRssMb?: number
+}
 
 const seedAndPrepare = async (hangar: Server, adminKey: string) => {
   const post = async (path: string, body: unknown) => {
@@ -215,7 +225,12 @@ const runDatabase = async (database: "pglite" | "postgres", work: string, withCo
         rows.push({ ...row, endpoint: "POST /api/agent-profiles/{id}/activate", database })
       }
     }
-    for (const row of rows) row.peakRssMb = Math.round(peakRssMb(servers.find((s) => s.name === row.server)!))
+    for (const row of rows) {
+      const pid = servers.find((s) => s.name === row.server)!.child.pid!
+      row.peakRssMb = peakRssMb(pid)
+      const children = childPids(pid)
+      if (children.length > 0) row.databaseRssMb = children.map(peakRssMb).reduce((a, b) => a + b, 0)
+    }
     return rows
   } finally {
     for (const server of servers) await stop(server)
@@ -249,10 +264,10 @@ const main = async () => {
       `Hangar benchmark, ${date.slice(0, 10)}, ${machine.cores} cores (${machine.cpu}), ${machine.memory_gb} GB, Node ${machine.node}`,
       `${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${SECONDS} s after ${WARMUP_SECONDS} s of warm-up`,
       "",
-      "| endpoint | database | server | req/s | p50 ms | p99 ms | peak RSS MB | hangar/fastify | hangar/bare |",
-      "|---|---|---|---:|---:|---:|---:|---:|---:|",
+      "| endpoint | database | server | req/s | p50 ms | p99 ms | peak RSS MB | embedded db RSS MB | hangar/fastify | hangar/bare |",
+      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
       ...rows.map((r) =>
-        `| ${r.endpoint} | ${r.database} | ${r.server} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.peakRssMb} | ${
+        `| ${r.endpoint} | ${r.database} | ${r.server} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.peakRssMb} | ${r.databaseRssMb ?? "-"} | ${
           r.server === "hangar" ? ratio(rows, r.endpoint, r.database, "fastify") : ""
         } | ${r.server === "hangar" ? ratio(rows, r.endpoint, r.database, "bare") : ""} |`
       )

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { databaseUrl, freshPostgresUrl } from "./support/Databases.js"
@@ -36,6 +36,17 @@ const running = (vars: Record<string, string>) => {
   }
   return { child, output, port, stop }
 }
+
+/** Pids of the embedded database processes serving `dataDir`, found in /proc. */
+const childrenOf = (dataDir: string) =>
+  readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+      return cmdline.some((arg) => arg.endsWith("storage/pglite/server.js")) && cmdline.includes(dataDir)
+    } catch {
+      return false
+    }
+  })
 
 const bootstrapKeys = (stdout: string) => Array.from(stdout.matchAll(/^Bootstrap API key .*: (hgr_\S+)$/gm), (m) => m[1])
 
@@ -150,6 +161,27 @@ describe("persistence", () => {
     const file = join(dataDir, "bootstrap-api-key")
     expect(readFileSync(file, "utf8").trim()).toBe(key)
     expect(statSync(file).mode & 0o777).toBe(0o600)
+  }, 120_000)
+
+  it("runs the embedded database as its own process, which goes away with Hangar, even a SIGKILLed one", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "hangar-child-"))
+    const vars = { PORT: "0", HOST: "127.0.0.1", HANGAR_DATA_DIR: dataDir }
+    const databaseProcesses = () => childrenOf(dataDir)
+    const first = running(vars)
+    const port = await first.port
+    const [key] = bootstrapKeys(first.output.stdout)
+    expect(databaseProcesses()).toHaveLength(1)
+    first.child.kill("SIGKILL")
+    await new Promise((resolve) => first.child.on("exit", resolve))
+    // Without its parent the database process closes the database and exits.
+    for (let i = 0; i < 100 && databaseProcesses().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(databaseProcesses()).toEqual([])
+
+    const second = running(vars)
+    expect((await currentKey(await second.port, key)).status).toBe(200)
+    expect(port).toBeGreaterThan(0)
+    expect(await second.stop()).toBe(0)
+    expect(databaseProcesses()).toEqual([])
   }, 120_000)
 
   it("refuses a second process on the same data directory", async () => {

@@ -1,10 +1,11 @@
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Effect, Layer, type Redacted } from "effect"
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { compiledProgram } from "../PackagePaths.js"
+import { acquireLockFile } from "./LockFile.js"
 
 export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{ readonly message: string }> {}
 
@@ -16,94 +17,71 @@ export const postgres = (url: Redacted.Redacted<string>): Layer.Layer<PgClient.P
 
 /**
  * The embedded default: PGlite (Postgres compiled to WebAssembly) persisted in `dataDir/pgdata`,
- * served to `@effect/sql-pg` over a Unix socket in the data directory, so the Postgres code
- * paths are the only ones. PGlite is a single session: the pool has one connection, and nothing
- * may wait for a second connection while a transaction holds it. A lock file keeps a second
- * Hangar off the same data directory.
+ * run as a child process (`storage/pglite/server.ts`) and reached over a Unix socket in the data
+ * directory, so the Postgres code paths are the only ones. PGlite is a single session: the pool
+ * has one connection, and nothing may wait for a second connection while a transaction holds it.
+ * A lock file keeps a second Hangar off the same data directory.
  */
 export const embedded = (dataDir: string): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseUnavailable> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const root = resolve(dataDir)
-    yield* Effect.acquireRelease(lockDataDir(root), () => Effect.sync(() => rmSync(join(root, "hangar.lock"), { force: true })))
-    const pglite = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => PGlite.create(join(root, "pgdata")),
-        catch: (cause) => new DatabaseUnavailable({ message: `cannot open the embedded database: ${String(cause)}` })
-      }),
-      (db) => Effect.promise(() => db.close())
-    )
-    return serveOverSocket(pglite, join(root, "run"))
-  }))
-
-/** A volatile PGlite, for tests: the same socket and client as the embedded default. */
-export const pgliteInMemory: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseUnavailable> =
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const pglite = yield* Effect.acquireRelease(Effect.promise(() => PGlite.create()), (db) => Effect.promise(() => db.close()))
-    const socketDir = yield* Effect.acquireRelease(
-      Effect.sync(() => mkdtempRunDir()),
-      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    )
-    return serveOverSocket(pglite, socketDir)
-  }))
-
-const mkdtempRunDir = () => {
-  const dir = join(process.env.TMPDIR ?? "/tmp", `hangar-pglite-${process.pid}-${crypto.randomUUID().slice(0, 8)}`)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  return dir
-}
-
-const SOCKET_PORT = 5432
-
-const serveOverSocket = (pglite: PGlite, socketDir: string) =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    mkdirSync(socketDir, { recursive: true, mode: 0o700 })
-    const path = join(socketDir, `.s.PGSQL.${SOCKET_PORT}`)
-    rmSync(path, { force: true })
     yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: async () => {
-          const server = new PGLiteSocketServer({ db: pglite, path })
-          await server.start()
-          return server
+        try: () => {
+          mkdirSync(root, { recursive: true, mode: 0o700 })
+          return acquireLockFile(join(root, "hangar.lock"), `the data directory ${root}`)
         },
-        catch: (cause) => new DatabaseUnavailable({ message: `cannot serve the embedded database: ${String(cause)}` })
+        catch: (cause) => new DatabaseUnavailable({ message: cause instanceof Error ? cause.message : String(cause) })
       }),
-      (server) => Effect.promise(() => server.stop())
+      (release) => Effect.sync(release)
     )
-    return PgClient.layer({
-      host: socketDir,
-      port: SOCKET_PORT,
-      username: "postgres",
-      database: "postgres",
-      maxConnections: 1,
-      applicationName: "hangar"
-    }).pipe(Layer.mapError(() => new DatabaseUnavailable({ message: "cannot connect to the embedded database" })))
+    const socketDir = join(root, "run")
+    mkdirSync(socketDir, { recursive: true, mode: 0o700 })
+    yield* Effect.acquireRelease(startDatabaseProcess(root, join(socketDir, `.s.PGSQL.${SOCKET_PORT}`)), stopProcess)
+    return client(socketDir)
   }))
 
-/** Refuses a data directory that a live Hangar process holds. */
-const lockDataDir = (root: string) =>
-  Effect.try({
-    try: () => {
-      mkdirSync(root, { recursive: true, mode: 0o700 })
-      const lock = join(root, "hangar.lock")
-      try {
-        closeSync(openSync(lock, "wx", 0o600))
-      } catch {
-        const holder = Number(readFileSync(lock, "utf8").trim())
-        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-          throw new Error(`the data directory ${root} is in use by process ${holder}`)
-        }
-      }
-      writeFileSync(lock, String(process.pid), { mode: 0o600 })
-    },
-    catch: (cause) => new DatabaseUnavailable({ message: cause instanceof Error ? cause.message : String(cause) })
+/** Starts the embedded database process and waits until it accepts connections. */
+const startDatabaseProcess = (root: string, socketPath: string) =>
+  Effect.async<ChildProcess, DatabaseUnavailable>((resume) => {
+    const child = spawn(process.execPath, [compiledProgram("storage/pglite/server.js"), root, socketPath], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"]
+    })
+    const failed = (message: string) => {
+      child.kill("SIGKILL")
+      resume(Effect.fail(new DatabaseUnavailable({ message: `cannot start the embedded database: ${message}` })))
+    }
+    child.once("message", (message: { ready?: boolean; error?: string }) =>
+      message.ready ? resume(Effect.succeed(child)) : failed(message.error ?? "unknown error"))
+    child.once("error", (error) => failed(error.message))
+    child.once("exit", (code) => failed(`it exited with code ${code}`))
+    return Effect.sync(() => child.kill("SIGKILL"))
+  }).pipe(Effect.map((child) => {
+    child.removeAllListeners("exit")
+    return child
+  }))
+
+/** Asks it to close the database, and insists after ten seconds. */
+const stopProcess = (child: ChildProcess) =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    const insist = setTimeout(() => child.kill("SIGKILL"), 10_000)
+    child.once("exit", () => {
+      clearTimeout(insist)
+      resume(Effect.void)
+    })
+    child.kill("SIGTERM")
   })
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
+export const SOCKET_PORT = 5432
+
+/** The one-connection client of a PGlite behind a socket in `socketDir`. */
+export const client = (socketDir: string) =>
+  PgClient.layer({
+    host: socketDir,
+    port: SOCKET_PORT,
+    username: "postgres",
+    database: "postgres",
+    maxConnections: 1,
+    applicationName: "hangar"
+  }).pipe(Layer.mapError(() => new DatabaseUnavailable({ message: "cannot connect to the embedded database" })))

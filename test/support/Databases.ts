@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { pgliteInMemory } from "../../src/storage/Database.js"
+import { pgliteInMemory } from "../../src/storage/pglite/InMemory.js"
 import { MemoryStorage, postgresStorage, type Stores } from "../../src/storage/Storage.js"
 
 /** Set in CI (by .ci/run) when a Postgres server answers; the Postgres runs are skipped without it. */
