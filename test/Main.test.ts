@@ -201,6 +201,43 @@ describe("persistence", () => {
     })))
   }, 120_000)
 
+  it.skipIf(!databaseUrl)("a key deleted on one replica is refused at once by another that has it cached; so is an expired one", async () => {
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshPostgresUrl(databaseUrl!)
+      const admin = "hgr_replica-test-admin-key-0123456789"
+      const vars = { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: url, HANGAR_SECRET_KEY: secretKey, HANGAR_AUTH_RATE_LIMIT: "" }
+      const a = running({ ...vars, HANGAR_BOOTSTRAP_API_KEY: admin })
+      const portA = yield* Effect.promise(() => a.port)
+      const b = running(vars)
+      const portB = yield* Effect.promise(() => b.port)
+      const create = (body: Record<string, unknown>) =>
+        fetch(`http://127.0.0.1:${portA}/api/keys`, {
+          method: "POST",
+          headers: { "x-access-token": admin, "content-type": "application/json" },
+          body: JSON.stringify({ name: "replicated", ...body })
+        }).then((response) => response.json() as Promise<{ id: string; key: string }>)
+      yield* Effect.promise(async () => {
+        for (let round = 0; round < 15; round++) {
+          const created = await create({})
+          // Used twice on B: the second use finds the key in B's memory.
+          expect((await currentKey(portB, created.key)).status).toBe(200)
+          expect((await currentKey(portB, created.key)).status).toBe(200)
+          const deleted = await fetch(`http://127.0.0.1:${portA}/api/keys/${created.id}`, {
+            method: "DELETE",
+            headers: { "x-access-token": admin }
+          })
+          expect(deleted.status).toBe(204)
+          expect((await currentKey(portB, created.key)).status, `round ${round}`).toBe(401)
+        }
+        const expiring = await create({ expires_at: new Date(Date.now() + 1500).toISOString() })
+        expect((await currentKey(portB, expiring.key)).status).toBe(200)
+        await new Promise((resolve) => setTimeout(resolve, 1600))
+        expect((await currentKey(portB, expiring.key)).status).toBe(401)
+      })
+      for (const instance of [a, b]) expect(yield* Effect.promise(() => instance.stop())).toBe(0)
+    })))
+  }, 120_000)
+
   it.skipIf(!databaseUrl)("two instances started together on one Postgres migrate and bootstrap once, and both serve", async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const url = yield* freshPostgresUrl(databaseUrl!)

@@ -17,8 +17,13 @@ export interface ApiKeysShape {
   /** The user's keys, with usage not yet written back already applied. */
   readonly list: (userId: UserId) => Effect.Effect<ReadonlyArray<ApiKey>>
   readonly remove: (userId: UserId, id: ApiKeyId) => Effect.Effect<boolean>
-  /** The stored key a presented secret belongs to (its validity window is not checked here). */
+  /**
+   * The key a presented secret belongs to (its validity window is not checked here). Verified keys
+   * are kept in memory for a while, so this may answer for a key deleted since by another replica:
+   * the caller confirms the key still exists (`IdentityStore.authorizeKey`) and else `forget`s it.
+   */
   readonly lookup: (secret: string) => Effect.Effect<Option.Option<ApiKey>>
+  readonly forget: (key: ApiKey) => Effect.Effect<void>
   /** Notes a use of the key; written back in batches, not once per request. */
   readonly markUsed: (id: ApiKeyId, at: DateTime.Utc) => Effect.Effect<void>
 }
@@ -28,11 +33,20 @@ export class ApiKeys extends Context.Tag("hangar/ApiKeys")<ApiKeys, ApiKeysShape
 /** How often pending `last_used_at` values are written back (and once more at shutdown). */
 const USAGE_FLUSH_INTERVAL = "5 seconds"
 
+/** How long, and how many, verified keys are kept: a request then costs no lookup by hash. */
+const VERIFIED_TTL_MS = 60_000
+const VERIFIED_CAPACITY = 10_000
+
 export const ApiKeysLive = Layer.scoped(
   ApiKeys,
   Effect.gen(function*() {
     const store = yield* IdentityStore
     let pending = new Map<ApiKeyId, DateTime.Utc>()
+    const verified = new Map<string, { readonly key: ApiKey; readonly until: number }>()
+    const remember = (key: ApiKey) => {
+      if (verified.size >= VERIFIED_CAPACITY) verified.delete(verified.keys().next().value!)
+      verified.set(key.key_hash, { key, until: Date.now() + VERIFIED_TTL_MS })
+    }
 
     const flush = Effect.suspend(() => {
       if (pending.size === 0) return Effect.void
@@ -71,11 +85,23 @@ export const ApiKeysLive = Layer.scoped(
         }),
       list: (userId) => Effect.map(store.listApiKeys(userId), (keys) => keys.map(withPendingUsage)),
       remove: (userId, id) =>
-        Effect.tap(store.deleteApiKey(userId, id), (deleted) => Effect.sync(() => deleted && pending.delete(id))),
+        Effect.map(store.deleteApiKey(userId, id), (deleted) => {
+          if (Option.isNone(deleted)) return false
+          pending.delete(id)
+          verified.delete(deleted.value)
+          return true
+        }),
       lookup: (secret) => {
         const hash = hashSecret(secret)
-        return Effect.map(store.findApiKeyByHash(hash), Option.filter((key) => hashesEqual(key.key_hash, hash)))
+        const cached = verified.get(hash)
+        if (cached !== undefined && cached.until > Date.now()) return Effect.succeed(Option.some(cached.key))
+        return Effect.map(store.findApiKeyByHash(hash), (found) => {
+          const key = Option.filter(found, (key) => hashesEqual(key.key_hash, hash))
+          if (Option.isSome(key)) remember(key.value)
+          return key
+        })
       },
+      forget: (key) => Effect.sync(() => verified.delete(key.key_hash)),
       markUsed: (id, at) =>
         Effect.sync(() => {
           const previous = pending.get(id)

@@ -48,38 +48,40 @@ export const AuthenticatorLive = Layer.effect(
           })
       })
 
-    /** The key's organisation, else `X-Org-Id`, else the user's default (oldest) membership. */
-    const organisation = (key: ApiKey, header: Option.Option<string>) => {
-      if (key.org_id !== null) {
-        const bound = key.org_id
-        return Option.isSome(header) && header.value !== bound
-          ? Effect.fail(new Forbidden({ detail: "This API key is bound to another organization" }))
-          : Effect.map(store.findMembership(bound, key.user_id), (membership) => ({ orgId: Option.some(bound), membership }))
-      }
-      if (Option.isSome(header)) {
-        const orgId = header.value as OrganizationId
-        return Effect.flatMap(store.findMembership(orgId, key.user_id), (membership) =>
-          Option.isNone(membership)
-            ? Effect.fail(new Forbidden({ detail: "Not a member of this organization" }))
-            : Effect.succeed({ orgId: Option.some(orgId), membership }))
-      }
-      return Effect.map(store.listMemberships(key.user_id), (memberships) => {
-        const membership = Option.fromNullable(memberships[0])
-        return { orgId: Option.map(membership, (m) => m.org_id), membership }
+    /**
+     * The key's organisation, else `X-Org-Id`, else the user's default (oldest) membership, read
+     * in the same round trip that confirms the key still exists.
+     */
+    const organisation = (key: ApiKey, header: Option.Option<string>) =>
+      Effect.gen(function*() {
+        if (key.org_id !== null && Option.isSome(header) && header.value !== key.org_id) {
+          return yield* new Forbidden({ detail: "This API key is bound to another organization" })
+        }
+        const named = key.org_id !== null ? Option.some(key.org_id) : Option.map(header, (id) => id as OrganizationId)
+        const { keyExists, membership } = yield* store.authorizeKey({ keyId: key.id, userId: key.user_id, orgId: named })
+        if (!keyExists) {
+          yield* keys.forget(key)
+          return yield* new Unauthorized({ detail: "Invalid API key" })
+        }
+        if (key.org_id === null && Option.isSome(header) && Option.isNone(membership)) {
+          return yield* new Forbidden({ detail: "Not a member of this organization" })
+        }
+        return { orgId: Option.orElse(named, () => Option.map(membership, (m) => m.org_id)), membership }
       })
-    }
 
     return {
       authenticate: (credentials) =>
         Effect.gen(function*() {
           yield* limiter.checkClient(credentials.clientIp)
           const now = yield* DateTime.now
-          const key = yield* verify(credentials.apiKey, now).pipe(
-            Effect.tapError(() => limiter.countFailure(credentials.clientIp))
+          const { key, membership, orgId } = yield* verify(credentials.apiKey, now).pipe(
+            Effect.flatMap((key) => Effect.map(organisation(key, credentials.orgId), (resolved) => ({ key, ...resolved }))),
+            Effect.tapError((error) =>
+              error._tag === "Unauthorized" ? limiter.countFailure(credentials.clientIp) : Effect.void
+            )
           )
           yield* limiter.countKey(key.id)
           yield* keys.markUsed(key.id, now)
-          const { membership, orgId } = yield* organisation(key, credentials.orgId)
           return { userId: key.user_id, apiKey: key, orgId, membership }
         })
     }

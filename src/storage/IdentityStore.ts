@@ -56,8 +56,18 @@ export interface IdentityStoreShape {
   readonly findApiKeyByHash: (keyHash: string) => Effect.Effect<Option.Option<ApiKey>>
   /** The user's keys, oldest first. */
   readonly listApiKeys: (userId: UserId) => Effect.Effect<ReadonlyArray<ApiKey>>
-  /** Deletes one of the user's keys; false when the user has no such key. */
-  readonly deleteApiKey: (userId: UserId, id: ApiKeyId) => Effect.Effect<boolean>
+  /** Deletes one of the user's keys, returning its hash; none when the user has no such key. */
+  readonly deleteApiKey: (userId: UserId, id: ApiKeyId) => Effect.Effect<Option.Option<string>>
+  /**
+   * What authenticating a request needs from storage, in one round trip: whether the key is still
+   * stored (a key verified earlier may have been deleted since, on any replica), and the user's
+   * membership in `orgId`, or their default (oldest) membership without one.
+   */
+  readonly authorizeKey: (input: {
+    readonly keyId: ApiKeyId
+    readonly userId: UserId
+    readonly orgId: Option.Option<OrganizationId>
+  }) => Effect.Effect<{ readonly keyExists: boolean; readonly membership: Option.Option<Membership> }>
   /** Records when keys were last used, in one write for many requests; never moves back in time. */
   readonly recordKeyUsage: (usage: ReadonlyMap<ApiKeyId, DateTime.Utc>) => Effect.Effect<void>
 

@@ -139,10 +139,10 @@ for (const backend of backends) {
         expect((yield* store.listApiKeys(alice.id)).map((key) => key.id)).toEqual([bound.key.id, unbound.key.id])
         expect(yield* store.listApiKeys(bob.id)).toEqual([])
 
-        expect(yield* store.deleteApiKey(bob.id, bound.key.id)).toBe(false)
+        expect(yield* store.deleteApiKey(bob.id, bound.key.id)).toEqual(Option.none())
         expect(Option.isSome(yield* store.findApiKeyByHash(bound.key.key_hash))).toBe(true)
-        expect(yield* store.deleteApiKey(alice.id, bound.key.id)).toBe(true)
-        expect(yield* store.deleteApiKey(alice.id, bound.key.id)).toBe(false)
+        expect(yield* store.deleteApiKey(alice.id, bound.key.id)).toEqual(Option.some(bound.key.key_hash))
+        expect(yield* store.deleteApiKey(alice.id, bound.key.id)).toEqual(Option.none())
         expect(Option.isNone(yield* store.findApiKeyByHash(bound.key.key_hash))).toBe(true)
       }))
 
@@ -164,6 +164,35 @@ for (const backend of backends) {
         const usedAt = (id: ApiKeyId) => keys.find((key) => key.id === id)!.last_used_at!.epochMillis
         expect(usedAt(a.id)).toBe(later.epochMillis)
         expect(usedAt(b.id)).toBe(earlier.epochMillis)
+      }))
+
+    it.effect("authorizes a key in one read: whether it still exists, and the membership asked for or the default", () =>
+      Effect.gen(function*() {
+        const store = yield* IdentityStore
+        const first = yield* store.createOrganization(`org-${unique()}`)
+        const second = yield* store.createOrganization(`org-${unique()}`)
+        const email = `auth.${unique()}@example.com`
+        const { user } = yield* store.provisionUser({ email, orgId: first.id, role: "member" })
+        yield* store.addMembership(second.id, user.id, "admin")
+        const { key } = newKey(user.id, null)
+        yield* store.insertApiKey(key)
+
+        const byDefault = yield* store.authorizeKey({ keyId: key.id, userId: user.id, orgId: Option.none() })
+        expect(byDefault.keyExists).toBe(true)
+        expect(Option.map(byDefault.membership, (m) => [m.org_id, m.role])).toEqual(Option.some([first.id, "member"]))
+        const named = yield* store.authorizeKey({ keyId: key.id, userId: user.id, orgId: Option.some(second.id) })
+        expect(Option.map(named.membership, (m) => m.role)).toEqual(Option.some("admin"))
+        const elsewhere = yield* store.authorizeKey({
+          keyId: key.id,
+          userId: user.id,
+          orgId: Option.some((yield* store.createOrganization("unrelated")).id)
+        })
+        expect(elsewhere).toEqual({ keyExists: true, membership: Option.none() })
+
+        yield* store.deleteApiKey(user.id, key.id)
+        expect((yield* store.authorizeKey({ keyId: key.id, userId: user.id, orgId: Option.none() })).keyExists).toBe(false)
+        const nobody = yield* store.authorizeKey({ keyId: key.id, userId: "nobody" as UserId, orgId: Option.none() })
+        expect(nobody).toEqual({ keyExists: false, membership: Option.none() })
       }))
   })
 }

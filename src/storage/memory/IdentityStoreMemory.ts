@@ -73,11 +73,18 @@ export const IdentityStoreMemory = Layer.effect(IdentityStore, Effect.map(Memory
     deleteApiKey: (userId, id) =>
       Effect.sync(() => {
         const key = keys.get(id)
-        if (!key || key.user_id !== userId) return false
+        if (!key || key.user_id !== userId) return Option.none()
         keys.delete(id)
         keysByHash.delete(key.key_hash)
-        return true
+        return Option.some(key.key_hash)
       }),
+    authorizeKey: ({ keyId, orgId, userId }) =>
+      Effect.sync(() => ({
+        keyExists: keys.has(keyId),
+        membership: Option.isSome(orgId)
+          ? Option.fromNullable(memberships.get(membershipKey(orgId.value, userId)))
+          : Option.fromNullable(oldestFirst(Array.from(memberships.values()).filter((m) => m.user_id === userId))[0])
+      })),
     recordKeyUsage: (usage) =>
       Effect.sync(() => {
         for (const [id, at] of usage) {

@@ -86,7 +86,29 @@ export const IdentityStorePg = Layer.effect(
       listApiKeys: (userId) =>
         Effect.map(sql`SELECT * FROM api_keys WHERE user_id = ${userId} ORDER BY created_at, id`, (rows) => rows.map(toApiKey)),
       deleteApiKey: (userId, id) =>
-        Effect.map(sql`DELETE FROM api_keys WHERE id = ${id} AND user_id = ${userId} RETURNING id`, (rows) => rows.length > 0),
+        Effect.map(
+          sql<{ key_hash: string }>`DELETE FROM api_keys WHERE id = ${id} AND user_id = ${userId} RETURNING key_hash`,
+          (rows) => Option.fromNullable(rows[0]?.key_hash)
+        ),
+      authorizeKey: ({ keyId, orgId, userId }) =>
+        Effect.map(
+          Option.isSome(orgId)
+            ? sql`SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = ${keyId}) AS key_exists, m.*
+                  FROM (SELECT 1) AS one
+                  LEFT JOIN memberships AS m ON m.org_id = ${orgId.value} AND m.user_id = ${userId}`
+            : sql`SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = ${keyId}) AS key_exists, m.*
+                  FROM (SELECT 1) AS one
+                  LEFT JOIN LATERAL (
+                    SELECT * FROM memberships WHERE user_id = ${userId} ORDER BY created_at, org_id LIMIT 1
+                  ) AS m ON true`,
+          (rows) => {
+            const { key_exists, ...membership } = rows[0]
+            return {
+              keyExists: key_exists === true,
+              membership: membership.org_id === null ? Option.none() : Option.some(toMembership(membership))
+            }
+          }
+        ),
       recordKeyUsage: (usage) => {
         if (usage.size === 0) return Effect.void
         const ids = Array.from(usage.keys())
