@@ -1,10 +1,7 @@
 import { Schema } from "effect"
-import { OrganizationId } from "./Identity.js"
+import { AgentProfileId, OrganizationId } from "./Identity.js"
 import { ProfileName } from "./Profiles.js"
 import { Timestamp } from "./Timestamp.js"
-
-export const AgentProfileId = Schema.String.pipe(Schema.brand("AgentProfileId"))
-export type AgentProfileId = typeof AgentProfileId.Type
 
 export const AgentKind = Schema.Literal("openhands", "acp").annotations({
   identifier: "AgentKind",

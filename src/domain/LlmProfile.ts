@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Data, Schema } from "effect"
 import { UserId } from "./Identity.js"
 import { ProfileName } from "./Profiles.js"
 import { Timestamp } from "./Timestamp.js"
@@ -30,6 +30,9 @@ export interface FieldProblem {
   readonly msg: string
   readonly input: unknown
 }
+
+/** Values that break the rules below, every one of them reported. */
+export class InvalidFields extends Data.TaggedError("InvalidFields")<{ readonly problems: ReadonlyArray<FieldProblem> }> {}
 
 // LiteLLM-style names: `openai/gpt-4o`, `ollama/llama3:8b`, `openrouter/meta-llama/llama-3-70b`.
 const modelPattern = /^[A-Za-z0-9][\w.:@+-]*(\/[\w.:@+-]+)*$/

@@ -1,6 +1,6 @@
 import { Context, type Effect, type Option } from "effect"
-import type { AgentProfile, AgentProfileId, AgentProfileSettings } from "../domain/AgentProfile.js"
-import type { OrganizationId, UserId } from "../domain/Identity.js"
+import type { AgentProfile, AgentProfileSettings } from "../domain/AgentProfile.js"
+import type { AgentProfileId, OrganizationId, UserId } from "../domain/Identity.js"
 
 export type SaveAgentProfileOutcome =
   | { readonly _tag: "Created"; readonly profile: AgentProfile }

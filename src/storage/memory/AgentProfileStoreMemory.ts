@@ -1,6 +1,6 @@
 import { DateTime, Effect, Layer, Option } from "effect"
-import { AgentProfile, type AgentProfileId } from "../../domain/AgentProfile.js"
-import { Membership, type OrganizationId } from "../../domain/Identity.js"
+import { AgentProfile } from "../../domain/AgentProfile.js"
+import { type AgentProfileId, Membership, type OrganizationId } from "../../domain/Identity.js"
 import { AgentProfileStore, type AgentProfileStoreShape } from "../AgentProfileStore.js"
 import { membershipKey, MemoryTables, scopedKey } from "./MemoryTables.js"
 

@@ -1,6 +1,6 @@
 import { Context, Layer } from "effect"
-import type { AgentProfile, AgentProfileId } from "../../domain/AgentProfile.js"
-import type { ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
+import type { AgentProfile } from "../../domain/AgentProfile.js"
+import type { AgentProfileId, ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
 import type { LlmProfile } from "../../domain/LlmProfile.js"
 import type { UserSettings } from "../../domain/UserSettings.js"
 

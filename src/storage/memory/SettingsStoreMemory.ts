@@ -15,7 +15,7 @@ export const SettingsStoreMemory = Layer.effect(
         const updated = UserSettings.make({
           ...defaultSettings,
           ...settings.get(userId),
-          ...changes,
+          ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)),
           user_id: userId,
           updated_at: DateTime.unsafeNow()
         })
