@@ -3,12 +3,9 @@ import { Schema } from "effect"
 import { AgentKind, AgentProfile } from "../domain/AgentProfile.js"
 import { AgentProfileId } from "../domain/Identity.js"
 import { ProfileName } from "../domain/Profiles.js"
-import { requestBody } from "./Bodies.js"
+import { optionalNullable, requestBody } from "./Bodies.js"
 import { ConflictResponse, ForbiddenResponse, NotFoundResponse } from "./Errors.js"
 import { Authentication } from "./Security.js"
-
-const optionalNull = <A, I>(schema: Schema.Schema<A, I>) =>
-  Schema.optionalWith(Schema.NullOr(schema), { default: () => null })
 
 const optionalList = <A, I>(schema: Schema.Schema<ReadonlyArray<A>, ReadonlyArray<I>>) =>
   Schema.optionalWith(schema.annotations({ default: [] }), { default: () => [] })
@@ -17,18 +14,18 @@ const Text = (maxLength: number) => Schema.String.pipe(Schema.minLength(1), Sche
 
 export class AgentProfileRequest extends Schema.Class<AgentProfileRequest>("AgentProfileRequest")({
   agent_kind: Schema.optionalWith(AgentKind.annotations({ default: "openhands" }), { default: () => "openhands" as const }),
-  llm_profile_ref: optionalNull(ProfileName).annotations({
+  llm_profile_ref: optionalNullable(ProfileName).annotations({
     description: "The name of the LLM profile the agent uses, among those of whoever runs it"
   }),
   mcp_server_refs: optionalList(Schema.Array(Text(256)).pipe(Schema.maxItems(64))).annotations({
     description: "MCP servers the agent may use"
   }),
-  system_message_suffix: optionalNull(Schema.String.pipe(Schema.maxLength(20_000))).annotations({
+  system_message_suffix: optionalNullable(Schema.String.pipe(Schema.maxLength(20_000))).annotations({
     description: "Appended to the agent's system message"
   }),
-  acp_server: optionalNull(Text(128)).annotations({ description: "acp only, and required for acp: the ACP provider's key" }),
-  acp_model: optionalNull(Text(256)).annotations({ description: "acp only: the model the ACP agent uses" }),
-  acp_command: optionalNull(Text(1024)).annotations({
+  acp_server: optionalNullable(Text(128)).annotations({ description: "acp only, and required for acp: the ACP provider's key" }),
+  acp_model: optionalNullable(Text(256)).annotations({ description: "acp only: the model the ACP agent uses" }),
+  acp_command: optionalNullable(Text(1024)).annotations({
     description: "acp only: the program to run instead of the provider's default command"
   }),
   acp_args: optionalList(Schema.Array(Schema.String.pipe(Schema.maxLength(4096))).pipe(Schema.maxItems(64)))

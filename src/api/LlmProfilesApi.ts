@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ProfileName } from "../domain/Profiles.js"
 import { Timestamp } from "../domain/Timestamp.js"
-import { requestBody } from "./Bodies.js"
+import { optionalNullable, requestBody } from "./Bodies.js"
 import { ConflictResponse, NotFoundResponse } from "./Errors.js"
 import { Authentication } from "./Security.js"
 
@@ -12,9 +12,6 @@ export const MASKED_SECRET = "**********" as const
 export const MaskedSecret = Schema.NullOr(Schema.Literal(MASKED_SECRET)).annotations({
   description: `Write-only: "${MASKED_SECRET}" when a key is stored, null when none is`
 })
-
-const optionalNull = <A, I>(schema: Schema.Schema<A, I>) =>
-  Schema.optionalWith(Schema.NullOr(schema), { default: () => null })
 
 export const llmFieldDescriptions = {
   model: "The model, provider first: openai/gpt-4o, anthropic/claude-sonnet-4, ollama/llama3:8b",
@@ -26,16 +23,17 @@ export const llmFieldDescriptions = {
 
 export class LlmProfileRequest extends Schema.Class<LlmProfileRequest>("LlmProfileRequest")({
   model: Schema.String.annotations({ description: llmFieldDescriptions.model }),
-  base_url: optionalNull(Schema.String.pipe(Schema.maxLength(2048))).annotations({ description: llmFieldDescriptions.base_url }),
-  api_key: Schema.optional(Schema.NullOr(Schema.String)).annotations({
+  base_url: optionalNullable(Schema.String.pipe(Schema.maxLength(2048))).annotations({ description: llmFieldDescriptions.base_url }),
+  // No length cap: a 422 would echo an over-long key back.
+  api_key: Schema.optionalWith(Schema.NullOr(Schema.String.pipe(Schema.minLength(1))), { exact: true }).annotations({
     description: `Write-only, stored encrypted. Left out (or sent back as "${MASKED_SECRET}"): the stored key is kept; ` +
       "null: removed."
   }),
-  api_version: optionalNull(Schema.String.pipe(Schema.maxLength(64))).annotations({
+  api_version: optionalNullable(Schema.String.pipe(Schema.maxLength(64))).annotations({
     description: llmFieldDescriptions.api_version
   }),
-  temperature: optionalNull(Schema.Number).annotations({ description: llmFieldDescriptions.temperature }),
-  max_output_tokens: optionalNull(Schema.Number).annotations({ description: llmFieldDescriptions.max_output_tokens })
+  temperature: optionalNullable(Schema.Number).annotations({ description: llmFieldDescriptions.temperature }),
+  max_output_tokens: optionalNullable(Schema.Number).annotations({ description: llmFieldDescriptions.max_output_tokens })
 }, requestBody("LlmProfileRequest")) {}
 
 export class LlmProfileInfo extends Schema.Class<LlmProfileInfo>("LlmProfile")({
@@ -112,8 +110,8 @@ export class LlmProfilesApi extends HttpApiGroup.make("llmProfiles")
     HttpApiEndpoint.post("validateLlmProfile", "/api/profiles/:name/validate")
       .setPath(byName)
       .setUrlParams(Schema.Struct({
-        probe: Schema.optionalWith(Schema.BooleanFromString.annotations({ default: false }), { default: () => false })
-          .annotations({ description: "Also check that base_url answers HTTP, waiting at most 5 s" })
+        probe: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })
+          .annotations({ description: "Also check that base_url answers HTTP, waiting at most 5 s (default false)" })
       }))
       .setPayload(LlmProfileRequest)
       .addSuccess(LlmProfileValidation)

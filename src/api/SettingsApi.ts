@@ -27,7 +27,7 @@ const change = <A, I>(schema: Schema.Schema<A, I>, description: string) =>
 export class SettingsPatch extends Schema.Class<SettingsPatch>("SettingsPatch")({
   llm_model: change(Schema.NullOr(Schema.String), llmFieldDescriptions.model),
   llm_base_url: change(Schema.NullOr(Schema.String.pipe(Schema.maxLength(2048))), llmFieldDescriptions.base_url),
-  llm_api_key: change(Schema.NullOr(Schema.String), "Write-only, stored encrypted; null removes it"),
+  llm_api_key: change(Schema.NullOr(Schema.String.pipe(Schema.minLength(1))), "Write-only, stored encrypted; null removes it"),
   llm_api_version: change(Schema.NullOr(Schema.String.pipe(Schema.maxLength(64))), llmFieldDescriptions.api_version),
   llm_temperature: change(Schema.NullOr(Schema.Number), llmFieldDescriptions.temperature),
   llm_max_output_tokens: change(Schema.NullOr(Schema.Number), llmFieldDescriptions.max_output_tokens),

@@ -91,20 +91,31 @@ export const needsApiKey = (model: string, baseUrl: string | null): boolean => {
   return !(baseUrl !== null && URL.canParse(baseUrl) && isLocalHost(new URL(baseUrl).hostname))
 }
 
+/** The field's problem under `rule`, if it has a value that breaks it (null and absent are fine). */
+export const ruleProblem = <A>(
+  field: string,
+  value: A | null | undefined,
+  rule: (value: A) => string | undefined
+): ReadonlyArray<FieldProblem> => {
+  if (value === null || value === undefined) return []
+  const msg = rule(value)
+  return msg === undefined ? [] : [{ field, msg, input: value }]
+}
+
 /** Every rule the configuration breaks; empty when it is valid. */
 export const llmProblems = (fields: LlmFields & { readonly hasApiKey: boolean }): ReadonlyArray<FieldProblem> => {
-  const problems: Array<FieldProblem> = []
-  const check = (field: string, input: unknown, problem: string | undefined) => {
-    if (problem !== undefined) problems.push({ field, msg: problem, input })
-  }
-  check("model", fields.model, modelProblem(fields.model))
-  if (fields.base_url !== null) check("base_url", fields.base_url, baseUrlProblem(fields.base_url))
-  if (fields.temperature !== null) check("temperature", fields.temperature, temperatureProblem(fields.temperature))
-  if (fields.max_output_tokens !== null) {
-    check("max_output_tokens", fields.max_output_tokens, maxOutputTokensProblem(fields.max_output_tokens))
-  }
-  if (!fields.hasApiKey && modelProblem(fields.model) === undefined && needsApiKey(fields.model, fields.base_url)) {
-    check("api_key", null, "required for a hosted provider (only local models, or a base_url on a local or private network, go without)")
-  }
-  return problems
+  const keyMissing = !fields.hasApiKey && modelProblem(fields.model) === undefined && needsApiKey(fields.model, fields.base_url)
+  return [
+    ...ruleProblem("model", fields.model, modelProblem),
+    ...ruleProblem("base_url", fields.base_url, baseUrlProblem),
+    ...ruleProblem("temperature", fields.temperature, temperatureProblem),
+    ...ruleProblem("max_output_tokens", fields.max_output_tokens, maxOutputTokensProblem),
+    ...(keyMissing
+      ? [{
+        field: "api_key",
+        msg: "required for a hosted provider (only local models, or a base_url on a local or private network, go without)",
+        input: null
+      }]
+      : [])
+  ]
 }

@@ -7,6 +7,7 @@ import {
   InvalidFields,
   maxOutputTokensProblem,
   modelProblem,
+  ruleProblem,
   temperatureProblem
 } from "../domain/LlmProfile.js"
 import { defaultSettings, type SettingsFields, UserSettings } from "../domain/UserSettings.js"
@@ -35,19 +36,12 @@ export class Settings extends Context.Tag("hangar/Settings")<Settings, SettingsS
 const profileNotFound = new NotFound({ detail: "LLM profile not found" })
 
 /** The LLM rules, by settings field, for the values given (null clears and is always fine). */
-const problemsOf = (changes: SettingsChanges): ReadonlyArray<FieldProblem> => {
-  const rules: Array<[keyof SettingsChanges, (value: never) => string | undefined]> = [
-    ["llm_model", modelProblem],
-    ["llm_base_url", baseUrlProblem],
-    ["llm_temperature", temperatureProblem],
-    ["llm_max_output_tokens", maxOutputTokensProblem]
-  ]
-  return rules.flatMap(([field, rule]) => {
-    const value = changes[field]
-    const msg = value === undefined || value === null ? undefined : rule(value as never)
-    return msg === undefined ? [] : [{ field, msg, input: value }]
-  })
-}
+const problemsOf = (changes: SettingsChanges): ReadonlyArray<FieldProblem> => [
+  ...ruleProblem("llm_model", changes.llm_model, modelProblem),
+  ...ruleProblem("llm_base_url", changes.llm_base_url, baseUrlProblem),
+  ...ruleProblem("llm_temperature", changes.llm_temperature, temperatureProblem),
+  ...ruleProblem("llm_max_output_tokens", changes.llm_max_output_tokens, maxOutputTokensProblem)
+]
 
 export const SettingsLive = Layer.effect(
   Settings,

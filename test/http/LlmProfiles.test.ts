@@ -112,6 +112,8 @@ describe("LLM profiles", () => {
       expect((yield* call("GET", "/api/profiles", { token })).body).toEqual([])
       const extra = yield* saveLlm(token, "bad", { model: "ollama/x", provider: "ollama" })
       expect(extra.body.detail[0]).toMatchObject({ loc: ["body", "provider"], type: "extra_forbidden" })
+      const emptyKey = yield* saveLlm(token, "bad", { model: "openai/gpt-4o", api_key: "" })
+      expect(emptyKey.body.detail[0]).toMatchObject({ loc: ["body", "api_key"], type: "string_too_short" })
     }).pipe(Effect.provide(testServer())))
 
   it.live("HANGAR_MAX_LLM_PROFILES limits each user's profiles: one more is a 409", () =>
