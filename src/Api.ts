@@ -1,16 +1,22 @@
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AgentProfilesApi } from "./api/AgentProfilesApi.js"
 import { ConfigApi } from "./api/ConfigApi.js"
 import { HTTPValidationError } from "./api/Errors.js"
 import { KeysApi } from "./api/KeysApi.js"
+import { LlmProfilesApi } from "./api/LlmProfilesApi.js"
 import { fastApiConventions } from "./api/OpenApiConventions.js"
 import { OperationsApi } from "./api/OperationsApi.js"
 import { OrganizationsApi } from "./api/OrganizationsApi.js"
+import { SettingsApi } from "./api/SettingsApi.js"
 
 /** The one definition of Hangar's HTTP API: handlers, client, OpenAPI and docs derive from it. */
 export class HangarApi extends HttpApi.make("hangar")
   .add(ConfigApi)
   .add(KeysApi)
   .add(OrganizationsApi)
+  .add(AgentProfilesApi)
+  .add(LlmProfilesApi)
+  .add(SettingsApi)
   .add(OperationsApi)
   .addError(HTTPValidationError)
   .annotateContext(OpenApi.annotations({

@@ -29,6 +29,10 @@ export interface AppConfigShape {
   readonly authRateLimit: ReadonlyArray<RateWindow>
   /** The key that encrypts stored secrets (AES-256-GCM); see `SecretBox` for when it is generated. */
   readonly secretKey: Option.Option<Redacted.Redacted<Uint8Array>>
+  /** Agent profiles an organisation may hold (SPEC §4). */
+  readonly maxAgentProfiles: number
+  /** LLM profiles a user may hold (SPEC §5). */
+  readonly maxLlmProfiles: number
   /** The public web-client configuration, `updated_at` being when this configuration was loaded. */
   readonly webClient: WebClientConfig
 }
@@ -127,6 +131,8 @@ const settings = Config.all({
     { limit: 100, seconds: 60 }
   ]),
   secretKey: EnvVar.optional("HANGAR_SECRET_KEY", EnvVar.secretKey),
+  maxAgentProfiles: EnvVar.withDefault("HANGAR_MAX_AGENT_PROFILES", EnvVar.integer(1), 50),
+  maxLlmProfiles: EnvVar.withDefault("HANGAR_MAX_LLM_PROFILES", EnvVar.integer(1), 10),
   webClient
 }).pipe(Config.validate({
   // Replicas share the database and must share the key; none may invent one.

@@ -1,4 +1,12 @@
-import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
+import {
+  type HttpApi,
+  HttpApiBuilder,
+  type HttpApiGroup,
+  HttpApiScalar,
+  HttpMiddleware,
+  HttpRouter,
+  HttpServer
+} from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -10,14 +18,20 @@ import { OperationsHttpLive } from "./http/OperationsHttp.js"
 import { errorResponses } from "./http/ErrorResponses.js"
 import { requestLog } from "./http/RequestLog.js"
 import * as Logging from "./Logging.js"
+import { AgentProfilesHttpLive } from "./http/AgentProfilesHttp.js"
 import { AuthenticationLive } from "./http/AuthenticationLive.js"
 import { KeysHttpLive } from "./http/KeysHttp.js"
+import { LlmProfilesHttpLive } from "./http/LlmProfilesHttp.js"
 import { OrganizationsHttpLive } from "./http/OrganizationsHttp.js"
+import { SettingsHttpLive } from "./http/SettingsHttp.js"
+import { AgentProfilesLive } from "./services/AgentProfiles.js"
 import { ApiKeysLive } from "./services/ApiKeys.js"
 import { AuthenticatorLive } from "./services/Authenticator.js"
 import { AuthRateLimiterLive } from "./services/AuthRateLimiter.js"
 import { BootstrapLive } from "./services/Bootstrap.js"
+import { LlmProfilesLive } from "./services/LlmProfiles.js"
 import { SecretBoxLive } from "./services/SecretBox.js"
+import { SettingsLive } from "./services/Settings.js"
 import { StorageLive } from "./storage/Storage.js"
 
 /**
@@ -34,11 +48,19 @@ export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiG
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(errorResponses(api)),
-    Layer.provide(implementation)
+    Layer.provide(implementation),
+    Layer.provide(routerConfig)
   )
 
+/**
+ * The router matches path parameters of any length (find-my-way stops at 100 characters by
+ * default): a parameter's schema judges it, so an over-long id is a 422 that says so, not a 404.
+ * Node's limit on the request line bounds the length anyway.
+ */
+const routerConfig = HttpRouter.setRouterConfig({ maxParamLength: Number.MAX_SAFE_INTEGER })
+
 /** The services behind the handlers, over the storage ports. */
-export const ServicesLive = AuthenticatorLive.pipe(
+export const ServicesLive = Layer.mergeAll(AuthenticatorLive, AgentProfilesLive, LlmProfilesLive, SettingsLive).pipe(
   Layer.provideMerge(Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive))
 )
 
@@ -46,7 +68,15 @@ export const ServicesLive = AuthenticatorLive.pipe(
 export const HttpAppLive = serveApi(
   HangarApi,
   HttpApiBuilder.api(HangarApi).pipe(
-    Layer.provide([ConfigHttpLive, KeysHttpLive, OrganizationsHttpLive, OperationsHttpLive]),
+    Layer.provide([
+      ConfigHttpLive,
+      KeysHttpLive,
+      OrganizationsHttpLive,
+      AgentProfilesHttpLive,
+      LlmProfilesHttpLive,
+      SettingsHttpLive,
+      OperationsHttpLive
+    ]),
     Layer.provide(AuthenticationLive)
   )
 )

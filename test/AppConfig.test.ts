@@ -27,6 +27,20 @@ describe("AppConfig", () => {
       expect(config.dataDir).toBe("./data")
       expect(Option.isNone(config.databaseUrl)).toBe(true)
       expect(config.webClient.app_mode).toBe("oss")
+      expect(config.maxAgentProfiles).toBe(50)
+      expect(config.maxLlmProfiles).toBe(10)
+    }))
+
+  it.effect("reads the profile limits, refusing anything but a positive integer", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.flatMap(load({ HANGAR_MAX_AGENT_PROFILES: "3", HANGAR_MAX_LLM_PROFILES: "1" }), (r) => r)
+      expect([config.maxAgentProfiles, config.maxLlmProfiles]).toEqual([3, 1])
+      expect(yield* failure({ HANGAR_MAX_AGENT_PROFILES: "0" })).toBe(
+        "HANGAR_MAX_AGENT_PROFILES: expected an integer >= 1 (got \"0\")"
+      )
+      expect(yield* failure({ HANGAR_MAX_LLM_PROFILES: "ten" })).toBe(
+        "HANGAR_MAX_LLM_PROFILES: expected an integer >= 1 (got \"ten\")"
+      )
     }))
 
   it.effect("keeps DATABASE_URL redacted", () =>

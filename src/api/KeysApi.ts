@@ -2,23 +2,20 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { ApiKeyId, OrganizationId, UserId } from "../domain/Identity.js"
 import { Timestamp } from "../domain/Timestamp.js"
-import { requestBody } from "./Bodies.js"
+import { optionalNullable, requestBody } from "./Bodies.js"
 import { ForbiddenResponse, NotFoundResponse } from "./Errors.js"
 import { Authentication } from "./Security.js"
 
-const nullable = <A, I>(schema: Schema.Schema<A, I>) =>
-  Schema.optionalWith(Schema.NullOr(schema), { default: () => null })
-
 export class CreateApiKeyRequest extends Schema.Class<CreateApiKeyRequest>("CreateApiKeyRequest")({
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
-  org_id: nullable(OrganizationId).annotations({
+  org_id: optionalNullable(OrganizationId).annotations({
     description: "Bind the key to this organisation (you must be a member). Default: the caller's organisation."
   }),
   unbound: Schema.optionalWith(Schema.Boolean.annotations({ default: false }), { default: () => false }).annotations({
     description: "Usable in every organisation of the user; not with org_id."
   }),
-  not_before: nullable(Timestamp).annotations({ description: "The key is refused before this instant." }),
-  expires_at: nullable(Timestamp).annotations({
+  not_before: optionalNullable(Timestamp).annotations({ description: "The key is refused before this instant." }),
+  expires_at: optionalNullable(Timestamp).annotations({
     description: "The key is refused from this instant on; in the future, after not_before."
   })
 }, requestBody("CreateApiKeyRequest")) {}

@@ -8,6 +8,8 @@ export const UserId = Schema.String.pipe(Schema.brand("UserId"))
 export type UserId = typeof UserId.Type
 export const ApiKeyId = Schema.String.pipe(Schema.brand("ApiKeyId"))
 export type ApiKeyId = typeof ApiKeyId.Type
+export const AgentProfileId = Schema.String.pipe(Schema.brand("AgentProfileId"))
+export type AgentProfileId = typeof AgentProfileId.Type
 
 export const Role = Schema.Literal("owner", "admin", "member").annotations({ identifier: "Role" })
 export type Role = typeof Role.Type
@@ -45,7 +47,8 @@ export class Membership extends Schema.Class<Membership>("Membership")({
   org_id: OrganizationId,
   user_id: UserId,
   role: Role,
-  active_agent_profile_id: Schema.NullOr(Schema.String),
+  /** The member's active agent profile: one of this organisation's, or none. */
+  active_agent_profile_id: Schema.NullOr(AgentProfileId),
   created_at: Timestamp
 }) {}
 

@@ -6,11 +6,12 @@ import {
   type HttpApiGroup,
   type HttpApp,
   HttpMethod,
+  HttpRouter,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Cause, Effect, Either, Option, Schema, SchemaAST } from "effect"
+import { Cause, Effect, Either, FiberRef, Option, Schema, SchemaAST } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { RequestValidationError, type ValidationErrorItem } from "../api/Errors.js"
 import { item, type Section, toItems } from "./ValidationDetail.js"
@@ -32,8 +33,8 @@ export const errorResponses = <Id extends string, Groups extends HttpApiGroup.Ht
 ) =>
   HttpApiBuilder.middleware(
     api,
-    Effect.sync(() => {
-      const routes = routeTable(api as unknown as HttpApi.HttpApi.AnyWithProps)
+    Effect.map(FiberRef.get(HttpRouter.currentRouterConfig), (config) => {
+      const routes = routeTable(api as unknown as HttpApi.HttpApi.AnyWithProps, config)
       // The app's error channel is typed `never` but carries the router's and decoder's errors.
       const handle = (error: unknown) =>
         isDecodeError(error)
@@ -54,8 +55,9 @@ export const errorResponses = <Id extends string, Groups extends HttpApiGroup.Ht
 
 type Endpoint = HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 
-const routeTable = (api: HttpApi.HttpApi.AnyWithProps) => {
-  const router = FindMyWay.make<Endpoint>()
+/** The endpoints, matched as the server's router matches them (same configuration). */
+const routeTable = (api: HttpApi.HttpApi.AnyWithProps, config: Partial<FindMyWay.RouterConfig>) => {
+  const router = FindMyWay.make<Endpoint>(config)
   HttpApi.reflect(api, {
     onGroup() {},
     onEndpoint({ endpoint }) {

@@ -1,5 +1,5 @@
 import { Option, ParseResult, SchemaAST } from "effect"
-import { ValidationErrorItem } from "../api/Errors.js"
+import { RequestValidationError, ValidationErrorItem } from "../api/Errors.js"
 
 /**
  * Turns Effect Schema parse issues into FastAPI/pydantic validation items, so that one client
@@ -16,6 +16,14 @@ export const item = (
   input: unknown,
   ctx: Record<string, unknown> = {}
 ): ValidationErrorItem => new ValidationErrorItem({ loc, type, msg, input, ctx }, { disableValidation: true })
+
+/** Problems found past the body's schema (rules across fields, or against stored state), as a 422. */
+export const bodyValueErrors = (
+  problems: ReadonlyArray<{ readonly field: string; readonly msg: string; readonly input: unknown }>
+): RequestValidationError =>
+  new RequestValidationError({
+    detail: problems.map((problem) => item(["body", problem.field], "value_error", `Value error, ${problem.msg}`, problem.input))
+  })
 
 export const toItems = (section: Section, issue: ParseResult.ParseIssue, input: unknown): Array<ValidationErrorItem> => {
   const out: Array<ValidationErrorItem> = []

@@ -1,23 +1,41 @@
 import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../AppConfig.js"
+import type { AgentProfileStore } from "./AgentProfileStore.js"
 import { embedded, postgres } from "./Database.js"
 import type { IdentityStore } from "./IdentityStore.js"
+import type { LlmProfileStore } from "./LlmProfileStore.js"
+import { AgentProfileStoreMemory } from "./memory/AgentProfileStoreMemory.js"
 import { IdentityStoreMemory } from "./memory/IdentityStoreMemory.js"
+import { LlmProfileStoreMemory } from "./memory/LlmProfileStoreMemory.js"
 import { MemoryTables } from "./memory/MemoryTables.js"
 import { RateLimitStoreMemory } from "./memory/RateLimitStoreMemory.js"
+import { SettingsStoreMemory } from "./memory/SettingsStoreMemory.js"
+import { AgentProfileStorePg } from "./pg/AgentProfileStorePg.js"
 import { IdentityStorePg } from "./pg/IdentityStorePg.js"
+import { LlmProfileStorePg } from "./pg/LlmProfileStorePg.js"
 import { MigrationsLive } from "./pg/Migrations.js"
 import { RateLimitStorePg } from "./pg/RateLimitStorePg.js"
+import { SettingsStorePg } from "./pg/SettingsStorePg.js"
 import { storageHealthPg } from "./pg/StorageHealthPg.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
+import type { SettingsStore } from "./SettingsStore.js"
 import { StorageHealth } from "./StorageHealth.js"
 
 /** Every storage port. */
-export type Stores = IdentityStore | RateLimitStore | StorageHealth
+export type Stores =
+  | IdentityStore
+  | AgentProfileStore
+  | LlmProfileStore
+  | SettingsStore
+  | RateLimitStore
+  | StorageHealth
 
 /** Volatile: nothing persisted (`HANGAR_STORAGE=memory`, and most tests). */
 export const MemoryStorage: Layer.Layer<Stores> = Layer.mergeAll(
   IdentityStoreMemory,
+  AgentProfileStoreMemory,
+  LlmProfileStoreMemory,
+  SettingsStoreMemory,
   RateLimitStoreMemory,
   StorageHealth.memory
 ).pipe(Layer.provide(MemoryTables.layer))
@@ -29,6 +47,9 @@ export const MemoryStorage: Layer.Layer<Stores> = Layer.mergeAll(
 export const postgresStorage = (backend: "embedded" | "postgres") =>
   Layer.mergeAll(
     IdentityStorePg,
+    AgentProfileStorePg,
+    LlmProfileStorePg,
+    SettingsStorePg,
     backend === "postgres" ? RateLimitStorePg : RateLimitStoreMemory,
     storageHealthPg(backend)
   ).pipe(Layer.provide(MigrationsLive))

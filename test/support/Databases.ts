@@ -39,3 +39,17 @@ export const backends: ReadonlyArray<{ readonly name: string; readonly storage: 
     ? [{ name: "postgres", storage: postgresStorage("postgres").pipe(Layer.provide(freshPostgres(databaseUrl))) }]
     : [])
 ]
+
+/**
+ * The SQL backends with their `SqlClient` beside the stores, for tests that read rows as they
+ * are stored: PGlite always, Postgres when DATABASE_URL is set.
+ */
+export const sqlBackends: ReadonlyArray<{
+  readonly name: string
+  readonly storage: Layer.Layer<Stores | SqlClient.SqlClient, unknown>
+}> = [
+  { name: "pglite", storage: postgresStorage("embedded").pipe(Layer.provideMerge(pgliteInMemory)) },
+  ...(databaseUrl
+    ? [{ name: "postgres", storage: postgresStorage("postgres").pipe(Layer.provideMerge(freshPostgres(databaseUrl))) }]
+    : [])
+]

@@ -31,9 +31,9 @@ export const ADMIN_KEY = "hgr_test-admin-key-0123456789abcdef"
  * aimed at it, configured from `vars` only (plus a known bootstrap key and, unless a test sets
  * it, no auth rate limit), on memory storage unless another is given.
  */
-export const testServer = <E>(
+export const testServer = <E, Extra = never>(
   vars: Record<string, string> = {},
-  storage: Layer.Layer<Stores, E> = MemoryStorage as Layer.Layer<Stores, E>,
+  storage: Layer.Layer<Stores | Extra, E> = MemoryStorage as Layer.Layer<Stores | Extra, E>,
   logging: Layer.Layer<never> = quiet
 ) =>
   AppLive.pipe(

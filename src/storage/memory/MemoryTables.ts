@@ -1,5 +1,8 @@
 import { Context, Layer } from "effect"
-import type { ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
+import type { AgentProfile } from "../../domain/AgentProfile.js"
+import type { AgentProfileId, ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
+import type { LlmProfile } from "../../domain/LlmProfile.js"
+import type { UserSettings } from "../../domain/UserSettings.js"
 
 /**
  * The volatile database: every memory store works on these tables, so that an operation that
@@ -14,6 +17,12 @@ export interface MemoryTablesShape {
   readonly memberships: Map<string, Membership>
   readonly apiKeys: Map<ApiKeyId, ApiKey>
   readonly apiKeysByHash: Map<string, ApiKeyId>
+  readonly agentProfiles: Map<AgentProfileId, AgentProfile>
+  /** Keyed by `scopedKey(org, name)`. */
+  readonly agentProfilesByName: Map<string, AgentProfileId>
+  /** Keyed by `scopedKey(user, name)`. */
+  readonly llmProfiles: Map<string, LlmProfile>
+  readonly settings: Map<UserId, UserSettings>
 }
 
 export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTables, MemoryTablesShape>() {
@@ -23,8 +32,15 @@ export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTable
     usersByEmail: new Map(),
     memberships: new Map(),
     apiKeys: new Map(),
-    apiKeysByHash: new Map()
+    apiKeysByHash: new Map(),
+    agentProfiles: new Map(),
+    agentProfilesByName: new Map(),
+    llmProfiles: new Map(),
+    settings: new Map()
   }))
 }
 
-export const membershipKey = (orgId: OrganizationId, userId: UserId) => `${orgId}\u0000${userId}`
+/** A key unique within a scope (an organisation, a user), as a composite primary key is. */
+export const scopedKey = (scope: string, key: string) => `${scope}\u0000${key}`
+
+export const membershipKey = (orgId: OrganizationId, userId: UserId) => scopedKey(orgId, userId)

@@ -24,3 +24,12 @@ export const sqlErrorsAreDefects = <S>(store: WithSqlErrors<S>): S =>
         : value
     ])
   ) as S
+
+/**
+ * Whether the `SqlError` is Postgres refusing a write by the named foreign key (SQLSTATE 23503):
+ * the row it pointed at is gone, which a store may report rather than fail on.
+ */
+export const violatesForeignKey = (error: SqlError.SqlError, constraint: string): boolean => {
+  const cause = error.cause as { readonly code?: unknown; readonly constraint?: unknown } | undefined
+  return cause?.code === "23503" && cause.constraint === constraint
+}
