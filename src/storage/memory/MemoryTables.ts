@@ -1,5 +1,6 @@
 import { Context, Layer } from "effect"
 import type { ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
+import type { SandboxId, SandboxRecord } from "../../domain/Sandbox.js"
 
 /**
  * The volatile database: every memory store works on these tables, so that an operation that
@@ -14,6 +15,7 @@ export interface MemoryTablesShape {
   readonly memberships: Map<string, Membership>
   readonly apiKeys: Map<ApiKeyId, ApiKey>
   readonly apiKeysByHash: Map<string, ApiKeyId>
+  readonly sandboxes: Map<SandboxId, SandboxRecord>
 }
 
 export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTables, MemoryTablesShape>() {
@@ -23,7 +25,8 @@ export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTable
     usersByEmail: new Map(),
     memberships: new Map(),
     apiKeys: new Map(),
-    apiKeysByHash: new Map()
+    apiKeysByHash: new Map(),
+    sandboxes: new Map()
   }))
 }
 
