@@ -5,12 +5,18 @@ import { KeysApi } from "./api/KeysApi.js"
 import { fastApiConventions } from "./api/OpenApiConventions.js"
 import { OperationsApi } from "./api/OperationsApi.js"
 import { OrganizationsApi } from "./api/OrganizationsApi.js"
+import { FilesApi } from "./api/FilesApi.js"
+import { SandboxesApi } from "./api/SandboxesApi.js"
+import { SandboxSpecsApi } from "./api/SandboxSpecsApi.js"
 
 /** The one definition of Hangar's HTTP API: handlers, client, OpenAPI and docs derive from it. */
 export class HangarApi extends HttpApi.make("hangar")
   .add(ConfigApi)
   .add(KeysApi)
   .add(OrganizationsApi)
+  .add(SandboxSpecsApi)
+  .add(SandboxesApi)
+  .add(FilesApi)
   .add(OperationsApi)
   .addError(HTTPValidationError)
   .annotateContext(OpenApi.annotations({

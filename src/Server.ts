@@ -1,6 +1,6 @@
 import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { HangarApi } from "./Api.js"
 import type { RequestValidationError } from "./api/Errors.js"
@@ -18,6 +18,13 @@ import { AuthenticatorLive } from "./services/Authenticator.js"
 import { AuthRateLimiterLive } from "./services/AuthRateLimiter.js"
 import { BootstrapLive } from "./services/Bootstrap.js"
 import { SecretBoxLive } from "./services/SecretBox.js"
+import { FilesHttpLive } from "./http/FilesHttp.js"
+import { SandboxesHttpLive } from "./http/SandboxesHttp.js"
+import { SandboxSpecsHttpLive } from "./http/SandboxSpecsHttp.js"
+import { MemoryDriver } from "./sandbox/MemoryDriver.js"
+import { ProcessDriver } from "./sandbox/ProcessDriver.js"
+import { PublicUrl } from "./services/PublicUrl.js"
+import { SandboxesLive } from "./services/Sandboxes.js"
 import { StorageLive } from "./storage/Storage.js"
 
 /**
@@ -35,16 +42,42 @@ export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiG
     Layer.provide(implementation)
   )
 
+/** The sandbox driver as configured: real processes on this machine, or pretend ones. */
+export const SandboxDriverLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => (config.sandboxDriver === "process" ? ProcessDriver : MemoryDriver))
+)
+
+/** `HANGAR_PUBLIC_URL`, else the loopback address of the port this server listens on. */
+export const PublicUrlLive = Layer.effect(
+  PublicUrl,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (Option.isSome(config.publicUrl)) return { url: config.publicUrl.value }
+    const { address } = yield* HttpServer.HttpServer
+    return { url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : config.port}` }
+  })
+)
+
 /** The services behind the handlers, over the storage ports. */
-export const ServicesLive = AuthenticatorLive.pipe(
-  Layer.provideMerge(Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive))
+export const ServicesLive = Layer.mergeAll(AuthenticatorLive, SandboxesLive).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive, SandboxDriverLive, PublicUrlLive)
+  )
 )
 
 /** Every route of Hangar, on whichever `HttpServer` is provided. */
 export const HttpAppLive = serveApi(
   HangarApi,
   HttpApiBuilder.api(HangarApi).pipe(
-    Layer.provide([ConfigHttpLive, KeysHttpLive, OrganizationsHttpLive, OperationsHttpLive]),
+    Layer.provide([
+      ConfigHttpLive,
+      KeysHttpLive,
+      OrganizationsHttpLive,
+      OperationsHttpLive,
+      SandboxSpecsHttpLive,
+      SandboxesHttpLive,
+      FilesHttpLive
+    ]),
     Layer.provide(AuthenticationLive)
   )
 )

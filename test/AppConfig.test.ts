@@ -31,7 +31,10 @@ describe("AppConfig", () => {
 
   it.effect("keeps DATABASE_URL redacted", () =>
     Effect.gen(function*() {
-      const config = yield* Effect.flatMap(load({ DATABASE_URL: "postgres://u:secret@db:5432/hangar" }), (r) => r)
+      const config = yield* Effect.flatMap(
+        load({ DATABASE_URL: "postgres://u:secret@db:5432/hangar", HANGAR_SECRET_KEY: Buffer.alloc(32, 1).toString("base64") }),
+        (r) => r
+      )
       expect(Option.map(config.databaseUrl, Redacted.value)).toEqual(Option.some("postgres://u:secret@db:5432/hangar"))
       expect(String(config.databaseUrl)).not.toContain("secret")
     }))

@@ -69,3 +69,9 @@ export const pageOf = <A, K>(
     next: rows.length > limit && items.length > 0 ? Option.some(keyOf(items[items.length - 1])) : Option.none()
   }
 }
+
+/** The query of a batch get (SPEC §1): `?id=a&id=b`, at most 100 ids. */
+export const batchIds = <A, I extends string>(id: Schema.Schema<A, I>) =>
+  Schema.Struct({
+    id: Schema.Array(id).pipe(Schema.maxItems(100)).annotations({ description: "Up to 100 ids" })
+  })
