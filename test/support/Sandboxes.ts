@@ -1,5 +1,10 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { listPids, readEnviron } from "../../src/sandbox/Procfs.js"
+import { instanceIdentity } from "../../src/sandbox/SandboxDriver.js"
 import { ADMIN_KEY, call } from "./TestServer.js"
 
 /** A new member of the `default` organisation, with a key of their own. */
@@ -46,3 +51,32 @@ export const eventually = <A, E, R>(
 
 export const untilStatus = (token: string, id: string, status: string, timeoutMs = 15_000) =>
   eventually(getSandbox(token, id), (sandbox) => sandbox?.status === status, timeoutMs, `sandbox ${id} to be ${status}`)
+
+/** A fresh data directory for a Hangar whose sandboxes are real processes. */
+export const tempDataDir = (prefix = "hangar-sandboxes-") => mkdtempSync(join(tmpdir(), prefix))
+
+/**
+ * Kills every process a Hangar on this data directory started (by the marker its driver puts in
+ * their environment), whatever a test left behind, failed or not.
+ */
+export const killSandboxProcesses = (dataDir: string) =>
+  Effect.sync(() => {
+    const owner = instanceIdentity(dataDir)
+    for (const pid of listPids()) {
+      if (readEnviron(pid)?.get("HANGAR_SANDBOX_OWNER") !== owner) continue
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {
+        // Already gone.
+      }
+    }
+  })
+
+/** GET with a deadline: a stopped agent server accepts the connection but never answers. */
+export const fetchWithin = (url: string, init: RequestInit = {}, timeoutMs = 1000) =>
+  Effect.promise(() =>
+    fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }).then(
+      async (response) => ({ status: response.status, body: await response.text() }),
+      () => ({ status: 0, body: "" })
+    )
+  )
