@@ -239,6 +239,21 @@ describe("POST /file/create_directory", () => {
         expect(statSync(join(workspace, "real", "z")).isDirectory()).toBe(true)
         expect((yield* mkdir("file/sub")).status).toBe(409)
         expect((yield* mkdir("")).status).toBe(422)
+
+        // The agent server's own endpoint applies the same confinement.
+        const sandbox = yield* getSandbox(api_key, id)
+        const agentMkdir = (path: string, key = sandbox.session_api_key) =>
+          fetchWithin(`${agentUrl(sandbox)}/api/file/create_directory`, {
+            method: "POST",
+            headers: { "x-session-api-key": key },
+            body: JSON.stringify({ path })
+          })
+        expect((yield* agentMkdir("from/agent")).status).toBe(200)
+        expect(statSync(join(workspace, "from/agent")).isDirectory()).toBe(true)
+        for (const path of ["../y", "/etc/y", "out/y"]) expect((yield* agentMkdir(path)).status, path).toBe(422)
+        expect(existsSync(join(sandboxDir, "y"))).toBe(false)
+        expect(existsSync(join(outside, "y"))).toBe(false)
+        expect((yield* agentMkdir("other", "wrong")).status).toBe(401)
         rmSync(outside, { recursive: true, force: true })
       })
     ), 60_000)
