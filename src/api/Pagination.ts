@@ -27,8 +27,7 @@ export const PageCursor = <A, I>(key: Schema.Schema<A, I>) => {
     },
     encode: (value) => ParseResult.succeed(Buffer.from(JSON.stringify(encodeKey(value)), "utf8").toString("base64url"))
   }).annotations({
-    description: "Opaque cursor: the next_page_id of the previous page",
-    jsonSchema: { type: "string" }
+    jsonSchema: { type: "string", description: "Opaque cursor: the next_page_id of the previous page" }
   })
 }
 

@@ -15,17 +15,15 @@ export const SandboxSpecsHttpLive = HttpApiBuilder.group(HangarApi, "sandboxSpec
     const positioned = specs.map((spec, index) => ({ spec, index }))
     return handlers
       .handle("searchSandboxSpecs", ({ urlParams }) =>
-        Effect.as(requirePermission("VIEW_ORG_SETTINGS"), undefined).pipe(Effect.map(() => {
+        Effect.map(requirePermission("VIEW_ORG_SETTINGS"), () => {
           const start = Option.match(Option.fromNullable(urlParams.page_id), { onNone: () => 0, onSome: ([last]) => last + 1 })
           const page = pageOf(positioned.slice(start, start + urlParams.limit + 1), urlParams.limit, (row) => [row.index] as const)
           return {
             items: page.items.map((row) => row.spec),
             next_page_id: Option.getOrNull(Option.map(page.next, encodeCursor))
           }
-        })))
+        }))
       .handle("batchGetSandboxSpecs", ({ urlParams }) =>
-        Effect.as(
-          requirePermission("VIEW_ORG_SETTINGS"),
-          urlParams.id.map((id) => specs.find((spec) => spec.id === id) ?? null)
-        ))
+        Effect.map(requirePermission("VIEW_ORG_SETTINGS"), () =>
+          urlParams.id.map((id) => specs.find((spec) => spec.id === id) ?? null)))
   }))
