@@ -266,9 +266,15 @@ export const SandboxesLive = Layer.scoped(
         if (activation._tag === "LimitReached") return yield* limitReached(activation.current)
         yield* afterActivation(activation)
 
+        // Once recorded, a sandbox is started and recorded as such even if the client goes away.
+        return yield* Effect.uninterruptible(launch(record, spec.value, sessionKey))
+      })
+
+    const launch = (record: SandboxRecord, spec: SandboxSpec, sessionKey: string) =>
+      Effect.gen(function*() {
         const started = yield* Effect.either(driver.start({
           id: record.id,
-          spec: spec.value,
+          spec,
           sessionKey: Redacted.make(sessionKey),
           webhookBaseUrl
         }))
@@ -286,8 +292,13 @@ export const SandboxesLive = Layer.scoped(
         }))
         if (Option.isNone(recorded)) return record
         yield* Effect.logInfo("sandbox started").pipe(
-          Effect.annotateLogs({ sandbox_id: record.id, spec: spec.value.id, pid: started.right.process?.pid ?? null })
+          Effect.annotateLogs({ sandbox_id: record.id, spec: spec.id, pid: started.right.process?.pid ?? null })
         )
+        // Removed while it was being started: what was just started goes too.
+        if (recorded.value.deleted_at !== null) {
+          yield* driver.remove({ id: record.id, process: started.right.process })
+          return recorded.value
+        }
         // Paused or deleted meanwhile, it is brought to that state now; else its start is watched.
         yield* enforce(recorded.value)
         return Option.getOrElse(yield* store.find(record.id), () => recorded.value)
