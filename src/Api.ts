@@ -8,6 +8,9 @@ import { fastApiConventions } from "./api/OpenApiConventions.js"
 import { OperationsApi } from "./api/OperationsApi.js"
 import { OrganizationsApi } from "./api/OrganizationsApi.js"
 import { SettingsApi } from "./api/SettingsApi.js"
+import { FilesApi } from "./api/FilesApi.js"
+import { SandboxesApi } from "./api/SandboxesApi.js"
+import { SandboxSpecsApi } from "./api/SandboxSpecsApi.js"
 
 /** The one definition of Hangar's HTTP API: handlers, client, OpenAPI and docs derive from it. */
 export class HangarApi extends HttpApi.make("hangar")
@@ -17,6 +20,9 @@ export class HangarApi extends HttpApi.make("hangar")
   .add(AgentProfilesApi)
   .add(LlmProfilesApi)
   .add(SettingsApi)
+  .add(SandboxSpecsApi)
+  .add(SandboxesApi)
+  .add(FilesApi)
   .add(OperationsApi)
   .addError(HTTPValidationError)
   .annotateContext(OpenApi.annotations({

@@ -1,5 +1,7 @@
-import { Config, Context, DateTime, Effect, Layer, LogLevel, Option, type Redacted, Schema } from "effect"
+import { Array as Arr, Config, Context, DateTime, Duration, Effect, Layer, LogLevel, Option, type Redacted, Schema } from "effect"
 import * as EnvVar from "./config/EnvVar.js"
+import { SandboxSpec, SandboxSpecId } from "./domain/Sandbox.js"
+import { builtinSandboxSpec } from "./sandbox/BuiltinSpec.js"
 import type { RateWindow } from "./storage/RateLimitStore.js"
 import {
   ACPProviderConfig,
@@ -33,6 +35,17 @@ export interface AppConfigShape {
   readonly maxAgentProfiles: number
   /** LLM profiles a user may hold (SPEC §5). */
   readonly maxLlmProfiles: number
+  /** STARTING + RUNNING sandboxes per user, and what happens to a start beyond it. */
+  readonly maxConcurrentSandboxes: number
+  readonly sandboxLimitPolicy: "reject" | "pause_oldest"
+  readonly sandboxDriver: "process" | "memory"
+  /** The configured presets, the default first; the built-in preset when none are configured. */
+  readonly sandboxSpecs: Arr.NonEmptyReadonlyArray<SandboxSpec>
+  readonly sandboxStartTimeout: Duration.Duration
+  /** The base URL agent servers reach Hangar at; unset: `http://127.0.0.1:<the port listened on>`. */
+  readonly publicUrl: Option.Option<string>
+  /** `PATH` for sandbox processes (the one variable of Hangar's environment they inherit). */
+  readonly sandboxPath: string
   /** The public web-client configuration, `updated_at` being when this configuration was loaded. */
   readonly webClient: WebClientConfig
 }
@@ -114,6 +127,39 @@ const webClient = Config.all({
   )
 })
 
+const SandboxSpecInput = Schema.Struct({
+  id: SandboxSpecId,
+  command: Schema.NonEmptyArray(Schema.String.pipe(Schema.minLength(1))),
+  initial_env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
+  working_dir: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+const SandboxSpecsInput = Schema.NonEmptyArray(SandboxSpecInput).pipe(
+  Schema.filter((specs) => new Set(specs.map((spec) => spec.id)).size === specs.length, {
+    message: () => "spec ids must be unique"
+  })
+)
+
+const sandboxes = Config.all({
+  maxConcurrentSandboxes: EnvVar.withDefault("HANGAR_MAX_CONCURRENT_SANDBOXES", EnvVar.integer(1), 5),
+  sandboxLimitPolicy: EnvVar.withDefault("HANGAR_SANDBOX_LIMIT_POLICY", EnvVar.literal("reject", "pause_oldest"), "reject"),
+  sandboxDriver: EnvVar.withDefault("HANGAR_SANDBOX_DRIVER", EnvVar.literal("process", "memory"), "process"),
+  sandboxSpecs: EnvVar.optional(
+    "HANGAR_SANDBOX_SPECS",
+    EnvVar.jsonOrFile(
+      SandboxSpecsInput,
+      "a non-empty array of {id, command: [argv…], initial_env?, working_dir?} with unique ids"
+    )
+  ),
+  sandboxStartTimeout: EnvVar.withDefault("HANGAR_SANDBOX_START_TIMEOUT", EnvVar.integer(1), 120).pipe(
+    Config.map(Duration.seconds)
+  ),
+  publicUrl: EnvVar.optional("HANGAR_PUBLIC_URL", EnvVar.url).pipe(
+    Config.map(Option.map((url) => url.replace(/\/+$/, "")))
+  ),
+  sandboxPath: EnvVar.withDefault("PATH", EnvVar.string, "/usr/local/bin:/usr/bin:/bin")
+})
+
 const settings = Config.all({
   port: EnvVar.withDefault("PORT", EnvVar.integer(0, 65535), 3000),
   host: EnvVar.withDefault("HOST", EnvVar.string, "0.0.0.0"),
@@ -133,6 +179,7 @@ const settings = Config.all({
   secretKey: EnvVar.optional("HANGAR_SECRET_KEY", EnvVar.secretKey),
   maxAgentProfiles: EnvVar.withDefault("HANGAR_MAX_AGENT_PROFILES", EnvVar.integer(1), 50),
   maxLlmProfiles: EnvVar.withDefault("HANGAR_MAX_LLM_PROFILES", EnvVar.integer(1), 10),
+  sandboxes,
   webClient
 }).pipe(Config.validate({
   // Replicas share the database and must share the key; none may invent one.
@@ -143,10 +190,15 @@ const settings = Config.all({
 
 /** Loads and validates the configuration; `updated_at` is the moment of loading. */
 export const load: Effect.Effect<AppConfigShape, import("effect").ConfigError.ConfigError> = Effect.gen(function*() {
-  const { webClient, ...rest } = yield* settings
+  const { sandboxes, webClient, ...rest } = yield* settings
   const now = yield* DateTime.now
   return {
     ...rest,
+    ...sandboxes,
+    sandboxSpecs: Option.match(sandboxes.sandboxSpecs, {
+      onNone: () => Arr.of(builtinSandboxSpec(now)),
+      onSome: (specs) => Arr.map(specs, (spec) => SandboxSpec.make({ ...spec, created_at: now }))
+    }),
     webClient: WebClientConfig.make({
       ...(presentOnly(webClient) as Omit<ConstructorParameters<typeof WebClientConfig>[0], "updated_at" | "kind">),
       updated_at: now,

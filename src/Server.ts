@@ -8,7 +8,7 @@ import {
   HttpServer
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { HangarApi } from "./Api.js"
 import type { RequestValidationError } from "./api/Errors.js"
@@ -32,6 +32,13 @@ import { BootstrapLive } from "./services/Bootstrap.js"
 import { LlmProfilesLive } from "./services/LlmProfiles.js"
 import { SecretBoxLive } from "./services/SecretBox.js"
 import { SettingsLive } from "./services/Settings.js"
+import { FilesHttpLive } from "./http/FilesHttp.js"
+import { SandboxesHttpLive } from "./http/SandboxesHttp.js"
+import { SandboxSpecsHttpLive } from "./http/SandboxSpecsHttp.js"
+import { MemoryDriver } from "./sandbox/MemoryDriver.js"
+import { ProcessDriver } from "./sandbox/ProcessDriver.js"
+import { PublicUrl } from "./services/PublicUrl.js"
+import { SandboxesLive } from "./services/Sandboxes.js"
 import { StorageLive } from "./storage/Storage.js"
 
 /**
@@ -59,9 +66,33 @@ export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiG
  */
 const routerConfig = HttpRouter.setRouterConfig({ maxParamLength: Number.MAX_SAFE_INTEGER })
 
+/** The sandbox driver as configured: real processes on this machine, or pretend ones. */
+export const SandboxDriverLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => (config.sandboxDriver === "process" ? ProcessDriver : MemoryDriver))
+)
+
+/** `HANGAR_PUBLIC_URL`, else the loopback address of the port this server listens on. */
+export const PublicUrlLive = Layer.effect(
+  PublicUrl,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (Option.isSome(config.publicUrl)) return { url: config.publicUrl.value }
+    const { address } = yield* HttpServer.HttpServer
+    return { url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : config.port}` }
+  })
+)
+
 /** The services behind the handlers, over the storage ports. */
-export const ServicesLive = Layer.mergeAll(AuthenticatorLive, AgentProfilesLive, LlmProfilesLive, SettingsLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive))
+export const ServicesLive = Layer.mergeAll(
+  AuthenticatorLive,
+  AgentProfilesLive,
+  LlmProfilesLive,
+  SettingsLive,
+  SandboxesLive
+).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive, SandboxDriverLive, PublicUrlLive)
+  )
 )
 
 /** Every route of Hangar, on whichever `HttpServer` is provided. */
@@ -75,6 +106,9 @@ export const HttpAppLive = serveApi(
       AgentProfilesHttpLive,
       LlmProfilesHttpLive,
       SettingsHttpLive,
+      SandboxSpecsHttpLive,
+      SandboxesHttpLive,
+      FilesHttpLive,
       OperationsHttpLive
     ]),
     Layer.provide(AuthenticationLive)

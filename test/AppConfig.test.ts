@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigError, Effect, Either, Option, Redacted } from "effect"
+import { ConfigError, Duration, Effect, Either, Option, Redacted } from "effect"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { AppConfig } from "../src/AppConfig.js"
 import { env } from "./support/TestServer.js"
 
@@ -97,5 +100,69 @@ describe("AppConfig", () => {
       expect(config.port).toBe(3000)
       expect(config.webClient.auth_url).toBeNull()
       expect(config.webClient.email_change_enabled).toBe(true)
+    }))
+
+  it.effect("sandbox settings: defaults, and the built-in spec when none is configured", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.flatMap(load({}), (r) => r)
+      expect(config.maxConcurrentSandboxes).toBe(5)
+      expect(config.sandboxLimitPolicy).toBe("reject")
+      expect(config.sandboxDriver).toBe("process")
+      expect(Duration.toSeconds(config.sandboxStartTimeout)).toBe(120)
+      expect(Option.isNone(config.publicUrl)).toBe(true)
+      expect(config.sandboxSpecs.map((spec) => spec.id)).toEqual(["reference-agent-server"])
+      const set = yield* Effect.flatMap(load({
+        HANGAR_MAX_CONCURRENT_SANDBOXES: "2",
+        HANGAR_SANDBOX_LIMIT_POLICY: "pause_oldest",
+        HANGAR_SANDBOX_DRIVER: "memory",
+        HANGAR_SANDBOX_START_TIMEOUT: "5",
+        HANGAR_PUBLIC_URL: "https://hangar.example.com/",
+        HANGAR_SANDBOX_SPECS: JSON.stringify([{ id: "a", command: ["run", "{port}"] }, { id: "b", command: ["b"] }])
+      }), (r) => r)
+      expect(set).toMatchObject({ maxConcurrentSandboxes: 2, sandboxLimitPolicy: "pause_oldest", sandboxDriver: "memory" })
+      expect(Duration.toSeconds(set.sandboxStartTimeout)).toBe(5)
+      expect(set.publicUrl).toEqual(Option.some("https://hangar.example.com"))
+      expect(set.sandboxSpecs.map((spec) => [spec.id, spec.command, spec.initial_env, spec.working_dir])).toEqual([
+        ["a", ["run", "{port}"], {}, null],
+        ["b", ["b"], {}, null]
+      ])
+    }))
+
+  it.effect("HANGAR_SANDBOX_SPECS may name a file with @", () =>
+    Effect.gen(function*() {
+      const file = join(mkdtempSync(join(tmpdir(), "hangar-specs-")), "specs.json")
+      writeFileSync(file, JSON.stringify([{ id: "from-file", command: ["x"], initial_env: { A: "1" }, working_dir: "w" }]))
+      const config = yield* Effect.flatMap(load({ HANGAR_SANDBOX_SPECS: `@${file}` }), (r) => r)
+      expect(config.sandboxSpecs[0]).toMatchObject({ id: "from-file", initial_env: { A: "1" }, working_dir: "w" })
+      expect(yield* failure({ HANGAR_SANDBOX_SPECS: "@/nonexistent/specs.json" })).toMatch(
+        /^HANGAR_SANDBOX_SPECS: expected JSON, inline or as @file: .*cannot read \/nonexistent\/specs\.json \(ENOENT\)/
+      )
+    }))
+
+  it.effect("bad sandbox settings name their variable", () =>
+    Effect.gen(function*() {
+      expect(yield* failure({ HANGAR_MAX_CONCURRENT_SANDBOXES: "0" })).toContain(
+        "HANGAR_MAX_CONCURRENT_SANDBOXES: expected an integer >= 1"
+      )
+      expect(yield* failure({ HANGAR_SANDBOX_LIMIT_POLICY: "queue" })).toBe(
+        "HANGAR_SANDBOX_LIMIT_POLICY: expected one of reject, pause_oldest (got \"queue\")"
+      )
+      expect(yield* failure({ HANGAR_SANDBOX_DRIVER: "docker" })).toContain("HANGAR_SANDBOX_DRIVER: expected one of process, memory")
+      expect(yield* failure({ HANGAR_SANDBOX_START_TIMEOUT: "soon" })).toContain("HANGAR_SANDBOX_START_TIMEOUT: expected an integer >= 1")
+      expect(yield* failure({ HANGAR_PUBLIC_URL: "not a url" })).toContain("HANGAR_PUBLIC_URL: expected an absolute URL")
+      for (
+        const [specs, where] of [
+          ["[]", ""],
+          ["{}", ""],
+          ["[{\"id\": \"a\", \"command\": []}]", "[0][\"command\"]"],
+          ["[{\"id\": \"a b\", \"command\": [\"x\"]}]", "[0][\"id\"]"],
+          ["[{\"id\": \"a\", \"command\": [\"x\"], \"image\": \"y\"}]", "[0][\"image\"]"],
+          ["[{\"id\": \"a\", \"command\": [\"x\"]}, {\"id\": \"a\", \"command\": [\"y\"]}]", "spec ids must be unique"]
+        ] as const
+      ) {
+        const message = yield* failure({ HANGAR_SANDBOX_SPECS: specs })
+        expect(message, specs).toMatch(/^HANGAR_SANDBOX_SPECS: expected JSON, inline or as @file: /)
+        expect(message, specs).toContain(where)
+      }
     }))
 })

@@ -1,41 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { databaseUrl, freshPostgresUrl } from "./support/Databases.js"
-
-// The production entry point, compiled (`npm test` builds it first), run as a real process.
-const main = new URL("../dist/main.js", import.meta.url).pathname
-
-const start = (vars: Record<string, string>) =>
-  spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH, HANGAR_DATA_DIR: mkdtempSync(join(tmpdir(), "hangar-")), ...vars },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-
-/** Output so far, and the port once the process listens. */
-const running = (vars: Record<string, string>) => {
-  const child = start(vars)
-  const output = { stdout: "", stderr: "" }
-  child.stdout!.on("data", (chunk) => (output.stdout += chunk))
-  child.stderr!.on("data", (chunk) => (output.stderr += chunk))
-  const exit = new Promise<number | null>((resolve) => child.on("exit", resolve))
-  const port = new Promise<number>((resolve, reject) => {
-    child.stdout!.on("data", () => {
-      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(output.stdout)
-      if (match) resolve(Number(match[1]))
-    })
-    void exit.then((code) => reject(new Error(`exited with ${code} before listening: ${output.stdout}${output.stderr}`)))
-  })
-  const stop = async () => {
-    child.kill("SIGTERM")
-    return exit
-  }
-  return { child, output, port, stop }
-}
+import { exited, listening, main, running, start } from "./support/HangarProcess.js"
 
 /** Pids of the embedded database processes serving `dataDir`, found in /proc. */
 const childrenOf = (dataDir: string) =>
@@ -52,26 +22,6 @@ const bootstrapKeys = (stdout: string) => Array.from(stdout.matchAll(/^Bootstrap
 
 const currentKey = (port: number, key: string) =>
   fetch(`http://127.0.0.1:${port}/api/keys/current`, { headers: { "x-access-token": key } })
-
-const exited = (child: ChildProcess) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    let stdout = ""
-    let stderr = ""
-    child.stdout!.on("data", (chunk) => (stdout += chunk))
-    child.stderr!.on("data", (chunk) => (stderr += chunk))
-    child.on("exit", (code) => resolve({ code, stdout, stderr }))
-  })
-
-const listening = (child: ChildProcess) =>
-  new Promise<number>((resolve, reject) => {
-    let seen = ""
-    child.stdout!.on("data", (chunk) => {
-      seen += chunk
-      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(seen)
-      if (match) resolve(Number(match[1]))
-    })
-    child.on("exit", (code) => reject(new Error(`exited with ${code} before listening: ${seen}`)))
-  })
 
 describe("the hangar process", () => {
   it("dist/main.js is built", () => {

@@ -118,3 +118,18 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()(
 ) {}
 
 export const RateLimitedResponse = wire(RateLimited, { identifier: "RateLimitedError" })
+
+export class SandboxLimitDetail extends Schema.Class<SandboxLimitDetail>("SandboxLimitDetail")({
+  code: Schema.Literal("sandbox_limit_reached"),
+  message: Schema.String,
+  limit: Count.annotations({ description: "STARTING + RUNNING sandboxes allowed per user" }),
+  current: Count.annotations({ description: "The caller's STARTING + RUNNING sandboxes now" })
+}) {}
+
+export class SandboxLimitReached extends Schema.TaggedError<SandboxLimitReached>()(
+  "SandboxLimitReached",
+  { detail: SandboxLimitDetail },
+  HttpApiSchema.annotations({ status: 429, description: "Too many active sandboxes: pause or delete one first" })
+) {}
+
+export const SandboxLimitReachedResponse = wire(SandboxLimitReached, { identifier: "SandboxLimitReachedError" })

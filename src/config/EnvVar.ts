@@ -1,4 +1,5 @@
 import { Config, ConfigError, Either, Option, ParseResult, Redacted, Schema } from "effect"
+import { readFileSync } from "node:fs"
 
 /**
  * Building blocks for reading one environment variable with a schema. A bad value fails with
@@ -129,6 +130,30 @@ export const commaList = <A, I extends string>(item: Schema.Schema<A, I>, expect
 export const json = <A, I>(schema: Schema.Schema<A, I>, expected: string): Spec<A> => ({
   schema: Schema.parseJson(schema),
   expected: `JSON: ${expected}`,
+  detailed: true
+})
+
+/** JSON given inline, or read from a file named after an `@`: `@/etc/hangar/specs.json`. */
+export const jsonOrFile = <A, I>(schema: Schema.Schema<A, I>, expected: string): Spec<A> => ({
+  schema: Schema.compose(
+    Schema.transformOrFail(Schema.String, Schema.String, {
+      strict: true,
+      decode: (value, _, ast) => {
+        const trimmed = value.trim()
+        if (!trimmed.startsWith("@")) return ParseResult.succeed(value)
+        const file = trimmed.slice(1)
+        try {
+          return ParseResult.succeed(readFileSync(file, "utf8"))
+        } catch (error) {
+          const reason = (error as NodeJS.ErrnoException).code ?? "unreadable"
+          return ParseResult.fail(new ParseResult.Type(ast, value, `cannot read ${file} (${reason})`))
+        }
+      },
+      encode: ParseResult.succeed
+    }),
+    Schema.parseJson(schema)
+  ),
+  expected: `JSON, inline or as @file: ${expected}`,
   detailed: true
 })
 

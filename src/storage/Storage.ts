@@ -9,15 +9,18 @@ import { IdentityStoreMemory } from "./memory/IdentityStoreMemory.js"
 import { LlmProfileStoreMemory } from "./memory/LlmProfileStoreMemory.js"
 import { MemoryTables } from "./memory/MemoryTables.js"
 import { RateLimitStoreMemory } from "./memory/RateLimitStoreMemory.js"
+import { SandboxStoreMemory } from "./memory/SandboxStoreMemory.js"
 import { SettingsStoreMemory } from "./memory/SettingsStoreMemory.js"
 import { AgentProfileStorePg } from "./pg/AgentProfileStorePg.js"
 import { IdentityStorePg } from "./pg/IdentityStorePg.js"
 import { LlmProfileStorePg } from "./pg/LlmProfileStorePg.js"
 import { MigrationsLive } from "./pg/Migrations.js"
 import { RateLimitStorePg } from "./pg/RateLimitStorePg.js"
+import { SandboxStorePg } from "./pg/SandboxStorePg.js"
 import { SettingsStorePg } from "./pg/SettingsStorePg.js"
 import { storageHealthPg } from "./pg/StorageHealthPg.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
+import type { SandboxStore } from "./SandboxStore.js"
 import type { SettingsStore } from "./SettingsStore.js"
 import { StorageHealth } from "./StorageHealth.js"
 
@@ -28,6 +31,7 @@ export type Stores =
   | LlmProfileStore
   | SettingsStore
   | RateLimitStore
+  | SandboxStore
   | StorageHealth
 
 /** Volatile: nothing persisted (`HANGAR_STORAGE=memory`, and most tests). */
@@ -37,6 +41,7 @@ export const MemoryStorage: Layer.Layer<Stores> = Layer.mergeAll(
   LlmProfileStoreMemory,
   SettingsStoreMemory,
   RateLimitStoreMemory,
+  SandboxStoreMemory,
   StorageHealth.memory
 ).pipe(Layer.provide(MemoryTables.layer))
 
@@ -51,6 +56,7 @@ export const postgresStorage = (backend: "embedded" | "postgres") =>
     LlmProfileStorePg,
     SettingsStorePg,
     backend === "postgres" ? RateLimitStorePg : RateLimitStoreMemory,
+    SandboxStorePg,
     storageHealthPg(backend)
   ).pipe(Layer.provide(MigrationsLive))
 

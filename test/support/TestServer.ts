@@ -29,7 +29,7 @@ export const ADMIN_KEY = "hgr_test-admin-key-0123456789abcdef"
 /**
  * The real Hangar app on a random local port (`NodeHttpServer.layerTest`), with an `HttpClient`
  * aimed at it, configured from `vars` only (plus a known bootstrap key and, unless a test sets
- * it, no auth rate limit), on memory storage unless another is given.
+ * them, no auth rate limit and the memory sandbox driver), on memory storage unless another is given.
  */
 export const testServer = <E, Extra = never>(
   vars: Record<string, string> = {},
@@ -40,7 +40,12 @@ export const testServer = <E, Extra = never>(
     Layer.provideMerge(storage),
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(AppConfig.layer),
-    Layer.provide(env({ HANGAR_BOOTSTRAP_API_KEY: ADMIN_KEY, HANGAR_AUTH_RATE_LIMIT: "", ...vars })),
+    Layer.provide(env({
+      HANGAR_BOOTSTRAP_API_KEY: ADMIN_KEY,
+      HANGAR_AUTH_RATE_LIMIT: "",
+      HANGAR_SANDBOX_DRIVER: "memory",
+      ...vars
+    })),
     Layer.provide(logging)
   )
 

@@ -3,6 +3,7 @@ import type { AgentProfile } from "../../domain/AgentProfile.js"
 import type { AgentProfileId, ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
 import type { LlmProfile } from "../../domain/LlmProfile.js"
 import type { UserSettings } from "../../domain/UserSettings.js"
+import type { SandboxId, SandboxRecord } from "../../domain/Sandbox.js"
 
 /**
  * The volatile database: every memory store works on these tables, so that an operation that
@@ -23,6 +24,7 @@ export interface MemoryTablesShape {
   /** Keyed by `scopedKey(user, name)`. */
   readonly llmProfiles: Map<string, LlmProfile>
   readonly settings: Map<UserId, UserSettings>
+  readonly sandboxes: Map<SandboxId, SandboxRecord>
 }
 
 export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTables, MemoryTablesShape>() {
@@ -36,7 +38,8 @@ export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTable
     agentProfiles: new Map(),
     agentProfilesByName: new Map(),
     llmProfiles: new Map(),
-    settings: new Map()
+    settings: new Map(),
+    sandboxes: new Map()
   }))
 }
 
