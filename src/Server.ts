@@ -1,11 +1,15 @@
 import {
-  type HttpApi,
+  Etag,
+  FileSystem,
+  HttpApi,
   HttpApiBuilder,
   type HttpApiGroup,
   HttpApiScalar,
   HttpMiddleware,
+  HttpPlatform,
   HttpRouter,
-  HttpServer
+  HttpServer,
+  Path
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
@@ -16,6 +20,7 @@ import { AppConfig } from "./AppConfig.js"
 import { ConfigHttpLive } from "./http/ConfigHttp.js"
 import { OperationsHttpLive } from "./http/OperationsHttp.js"
 import { errorResponses } from "./http/ErrorResponses.js"
+import { isolate } from "./http/Isolation.js"
 import { requestLog } from "./http/RequestLog.js"
 import * as Logging from "./Logging.js"
 import { AgentProfilesHttpLive } from "./http/AgentProfilesHttp.js"
@@ -39,6 +44,14 @@ import { MemoryDriver } from "./sandbox/MemoryDriver.js"
 import { ProcessDriver } from "./sandbox/ProcessDriver.js"
 import { PublicUrl } from "./services/PublicUrl.js"
 import { SandboxesLive } from "./services/Sandboxes.js"
+import { Authentication } from "./api/Security.js"
+import { AgentProfiles } from "./services/AgentProfiles.js"
+import { ApiKeys } from "./services/ApiKeys.js"
+import { LlmProfiles } from "./services/LlmProfiles.js"
+import { Sandboxes } from "./services/Sandboxes.js"
+import { Settings } from "./services/Settings.js"
+import { IdentityStore } from "./storage/IdentityStore.js"
+import { StorageHealth } from "./storage/StorageHealth.js"
 import { StorageLive } from "./storage/Storage.js"
 
 /**
@@ -55,8 +68,10 @@ export const serveApi = <Id extends string, Groups extends HttpApiGroup.HttpApiG
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(errorResponses(api)),
-    Layer.provide(implementation),
-    Layer.provide(routerConfig)
+    Layer.provide(routerConfig),
+    // The server's context is copied for every request: it holds what serving needs, no more.
+    isolate(HttpServer.HttpServer, HttpApi.Api, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path),
+    Layer.provide(implementation)
   )
 
 /**
@@ -99,17 +114,19 @@ export const ServicesLive = Layer.mergeAll(
 export const HttpAppLive = serveApi(
   HangarApi,
   HttpApiBuilder.api(HangarApi).pipe(
+    // Each group's build context is merged into every request it serves: it holds what the
+    // group uses, no more. (The router it registers with is shared through the memo map.)
     Layer.provide([
-      ConfigHttpLive,
-      KeysHttpLive,
-      OrganizationsHttpLive,
-      AgentProfilesHttpLive,
-      LlmProfilesHttpLive,
-      SettingsHttpLive,
-      SandboxSpecsHttpLive,
-      SandboxesHttpLive,
-      FilesHttpLive,
-      OperationsHttpLive
+      ConfigHttpLive.pipe(isolate(AppConfig)),
+      KeysHttpLive.pipe(isolate(Authentication, ApiKeys, IdentityStore)),
+      OrganizationsHttpLive.pipe(isolate(Authentication, ApiKeys, IdentityStore)),
+      AgentProfilesHttpLive.pipe(isolate(Authentication, AgentProfiles)),
+      LlmProfilesHttpLive.pipe(isolate(Authentication, LlmProfiles)),
+      SettingsHttpLive.pipe(isolate(Authentication, Settings)),
+      SandboxSpecsHttpLive.pipe(isolate(Authentication, Sandboxes)),
+      SandboxesHttpLive.pipe(isolate(Authentication, Sandboxes)),
+      FilesHttpLive.pipe(isolate(Authentication, Sandboxes)),
+      OperationsHttpLive.pipe(isolate(StorageHealth))
     ]),
     Layer.provide(AuthenticationLive)
   )
