@@ -7,6 +7,15 @@ declare module "autocannon" {
     readonly body?: string
     readonly connections?: number
     readonly duration?: number
+    readonly requests?: ReadonlyArray<{
+      readonly setupRequest?: (request: Request) => Request
+    }>
+  }
+  interface Request {
+    readonly method?: string
+    readonly path?: string
+    readonly headers?: Record<string, string>
+    readonly body?: string
   }
   interface Histogram {
     readonly average: number

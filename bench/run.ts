@@ -21,6 +21,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+/** Members activating profiles, each with a key of their own. */
+const MEMBERS = 50
 /** While iterating on one endpoint: `BENCH_ENDPOINTS=config` or `activate`. */
 const ENDPOINTS = new Set((process.env.BENCH_ENDPOINTS ?? "config,activate").split(",").map((e) => e.trim()))
 
@@ -35,6 +37,8 @@ interface Endpoint {
   readonly method: "GET" | "POST"
   readonly path: string
   readonly headers: Record<string, string>
+  /** When requests differ: the path and headers of the i-th request. */
+  readonly vary?: (i: number) => { readonly path: string; readonly headers: Record<string, string> }
 }
 
 interface Sample {
@@ -89,11 +93,14 @@ const startScript = async (name: "fastify" | "bare", script: string, env: Record
   return { name, url: `http://127.0.0.1:${port}`, child }
 }
 
+/** SIGTERM, and SIGKILL if the server has not exited 15 s later. */
 const stop = async (server: Server) => {
-  if (server.child.exitCode !== null) return
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return
   const exited = new Promise((resolvePromise) => server.child.on("exit", resolvePromise))
   server.child.kill("SIGTERM")
+  const insist = setTimeout(() => server.child.kill("SIGKILL"), 15_000)
   await exited
+  clearTimeout(insist)
 }
 
 /** Peak resident set size of a process so far, in MB. */
@@ -106,14 +113,27 @@ const peakRssMb = (pid: number) => {
 const childPids = (pid: number): Array<number> =>
   readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number)
 
-const load = (server: Server, endpoint: Endpoint, seconds: number) =>
-  autocannon({
+const load = (server: Server, endpoint: Endpoint, seconds: number) => {
+  let sent = 0
+  const vary = endpoint.vary
+  return autocannon({
     url: `${server.url}${endpoint.path}`,
     method: endpoint.method,
     headers: endpoint.headers,
     connections: CONNECTIONS,
-    duration: seconds
+    duration: seconds,
+    ...(vary
+      ? {
+        requests: [{
+          setupRequest: (request) => {
+            const { headers, path } = vary(sent++)
+            return { ...request, path, headers: { ...request.headers, ...headers } }
+          }
+        }]
+      }
+      : {})
   })
+}
 
 const measure = async (server: Server, endpoint: Endpoint): Promise<Sample> => {
   await load(server, endpoint, WARMUP_SECONDS)
@@ -169,10 +189,17 @@ const seedAndPrepare = async (hangar: Server, adminKey: string) => {
     if (!response.ok) throw new Error(`seeding ${path}: ${response.status} ${await response.text()}`)
     return response.json() as Promise<Record<string, any>>
   }
-  // A member of `default`, with a key bound to it, and a profile to activate.
-  const member = await post("/api/organizations/provision-user", { email: "bench@example.com", issue_api_key: true })
-  const profile = await post("/api/agent-profiles/bench", { agent_kind: "openhands" })
-  return { memberKey: member.api_key as string, profileId: profile.id as string }
+  // Members of `default` with keys bound to it, and two profiles: each request activates, for
+  // the next member in turn, the profile that member does not have active, so that every request
+  // really moves a pointer (and concurrent requests mostly touch different rows, as real ones do).
+  const memberKeys: Array<string> = []
+  for (let i = 0; i < MEMBERS; i++) {
+    const member = await post("/api/organizations/provision-user", { email: `bench-${i}@example.com`, issue_api_key: true })
+    memberKeys.push(member.api_key as string)
+  }
+  const profileIds: Array<string> = []
+  for (const name of ["bench-a", "bench-b"]) profileIds.push((await post(`/api/agent-profiles/${name}`, { agent_kind: "openhands" })).id)
+  return { memberKeys, profileIds }
 }
 
 const runDatabase = async (database: "pglite" | "postgres", work: string, withConfig: boolean): Promise<Array<Row>> => {
@@ -215,11 +242,16 @@ const runDatabase = async (database: "pglite" | "postgres", work: string, withCo
       for (const row of await compare(config, servers)) rows.push({ ...row, endpoint: "GET /api/v1/web-client/config", database: "-" })
     }
     if (seeded) {
+      const { memberKeys, profileIds } = seeded
+      const activation = (i: number) => ({
+        path: `/api/agent-profiles/${profileIds[Math.floor(i / memberKeys.length) % 2]}/activate`,
+        headers: { "x-access-token": memberKeys[i % memberKeys.length] }
+      })
       const activate: Endpoint = {
         name: `activate (${database})`,
         method: "POST",
-        path: `/api/agent-profiles/${seeded.profileId}/activate`,
-        headers: { "x-access-token": seeded.memberKey }
+        ...activation(0),
+        vary: activation
       }
       for (const row of await compare(activate, [hangar, fastify])) {
         rows.push({ ...row, endpoint: "POST /api/agent-profiles/{id}/activate", database })
