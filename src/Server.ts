@@ -39,6 +39,14 @@ import { MemoryDriver } from "./sandbox/MemoryDriver.js"
 import { ProcessDriver } from "./sandbox/ProcessDriver.js"
 import { PublicUrl } from "./services/PublicUrl.js"
 import { SandboxesLive } from "./services/Sandboxes.js"
+import { ConversationsHttpLive } from "./http/ConversationsHttp.js"
+import { QuotaHttpLive } from "./http/QuotaHttp.js"
+import { SessionKeyAuthenticationLive, WebhooksHttpLive } from "./http/WebhooksHttp.js"
+import { HttpAgentServerClient } from "./sandbox/HttpAgentServerClient.js"
+import { MemoryAgentServerClient } from "./sandbox/MemoryAgentServerClient.js"
+import { ConversationsLive } from "./services/Conversations.js"
+import { DailyQuotaLive } from "./services/DailyQuota.js"
+import { StartTasksLive } from "./services/StartTasks.js"
 import { StorageLive } from "./storage/Storage.js"
 
 /**
@@ -71,6 +79,11 @@ export const SandboxDriverLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => (config.sandboxDriver === "process" ? ProcessDriver : MemoryDriver))
 )
 
+/** Agent servers as the driver runs them: real ones over HTTP, or the pretend ones of pretend sandboxes. */
+export const AgentServerClientLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => (config.sandboxDriver === "process" ? HttpAgentServerClient : MemoryAgentServerClient))
+)
+
 /** `HANGAR_PUBLIC_URL`, else the loopback address of the port this server listens on. */
 export const PublicUrlLive = Layer.effect(
   PublicUrl,
@@ -83,15 +96,17 @@ export const PublicUrlLive = Layer.effect(
 )
 
 /** The services behind the handlers, over the storage ports. */
-export const ServicesLive = Layer.mergeAll(
-  AuthenticatorLive,
-  AgentProfilesLive,
-  LlmProfilesLive,
-  SettingsLive,
-  SandboxesLive
-).pipe(
+export const ServicesLive = Layer.mergeAll(StartTasksLive, ConversationsLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    AuthenticatorLive,
+    AgentProfilesLive,
+    LlmProfilesLive,
+    SettingsLive,
+    SandboxesLive,
+    DailyQuotaLive
+  )),
   Layer.provideMerge(
-    Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive, SandboxDriverLive, PublicUrlLive)
+    Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive, SandboxDriverLive, PublicUrlLive, AgentServerClientLive)
   )
 )
 
@@ -109,9 +124,12 @@ export const HttpAppLive = serveApi(
       SandboxSpecsHttpLive,
       SandboxesHttpLive,
       FilesHttpLive,
+      ConversationsHttpLive,
+      QuotaHttpLive,
+      WebhooksHttpLive,
       OperationsHttpLive
     ]),
-    Layer.provide(AuthenticationLive)
+    Layer.provide([AuthenticationLive, SessionKeyAuthenticationLive])
   )
 )
 

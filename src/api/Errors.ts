@@ -1,5 +1,6 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema, SchemaAST } from "effect"
+import { Timestamp } from "../domain/Timestamp.js"
 
 /**
  * Errors as the wire sees them: FastAPI-shaped bodies, `{"detail": …}` and nothing else.
@@ -133,3 +134,21 @@ export class SandboxLimitReached extends Schema.TaggedError<SandboxLimitReached>
 ) {}
 
 export const SandboxLimitReachedResponse = wire(SandboxLimitReached, { identifier: "SandboxLimitReachedError" })
+
+export class DailyConversationLimitDetail extends Schema.Class<DailyConversationLimitDetail>("DailyConversationLimitDetail")({
+  code: Schema.Literal("daily_conversation_limit_reached"),
+  message: Schema.String,
+  limit: Count.annotations({ description: "Conversations the caller may start per UTC day" }),
+  used: Count.annotations({ description: "Conversations the caller started today (UTC)" }),
+  reset_at: Timestamp.annotations({ description: "The next UTC midnight, when the count starts again" })
+}) {}
+
+export class DailyConversationLimitReached extends Schema.TaggedError<DailyConversationLimitReached>()(
+  "DailyConversationLimitReached",
+  { detail: DailyConversationLimitDetail },
+  HttpApiSchema.annotations({ status: 429, description: "The daily conversation quota is used up" })
+) {}
+
+export const DailyConversationLimitReachedResponse = wire(DailyConversationLimitReached, {
+  identifier: "DailyConversationLimitReachedError"
+})

@@ -1,4 +1,5 @@
-import { DateTime, Option } from "effect"
+import { expect } from "@effect/vitest"
+import { DateTime, Effect, Option } from "effect"
 import {
   type ConversationId,
   ConversationRecord,
@@ -8,6 +9,8 @@ import {
 import type { UserId } from "../../src/domain/Identity.js"
 import type { SandboxId } from "../../src/domain/Sandbox.js"
 import type { ConversationFilters } from "../../src/storage/ConversationStore.js"
+import { eventually } from "./Sandboxes.js"
+import { call } from "./TestServer.js"
 
 export const newUser = () => `user-${crypto.randomUUID()}` as UserId
 
@@ -120,3 +123,39 @@ export const storeFilters = (filters: Filters): ConversationFilters => {
     sandboxId: Option.fromNullable(filters.sandbox_id__eq as SandboxId | undefined)
   }
 }
+
+export const startConversation = (token: string, body: Record<string, unknown> = {}) =>
+  call("POST", "/api/v1/app-conversations", { token, body })
+
+export const getTask = (token: string, id: string) =>
+  Effect.map(call("GET", `/api/v1/app-conversations/start-tasks?id=${encodeURIComponent(id)}`, { token }), ({ body, status }) => {
+    expect(status, JSON.stringify(body)).toBe(200)
+    return body[0] as any
+  })
+
+/** Polls a start task until it is finished (or at `status`), and expects it at `status`. */
+export const untilTask = (token: string, id: string, status: string, timeoutMs = 15_000) =>
+  Effect.map(
+    eventually(
+      getTask(token, id),
+      (task) => task?.status === status || task?.status === "READY" || task?.status === "ERROR",
+      timeoutMs,
+      `start task ${id} to be ${status}`
+    ),
+    (task) => {
+      expect(task.status, JSON.stringify(task)).toBe(status)
+      return task
+    }
+  )
+
+export const conversation = (token: string, id: string) =>
+  Effect.map(call("GET", `/api/v1/app-conversations?id=${encodeURIComponent(id)}`, { token }), ({ body, status }) => {
+    expect(status, JSON.stringify(body)).toBe(200)
+    return body[0] as any
+  })
+
+export const quotaStatus = (token: string) =>
+  Effect.map(call("GET", "/api/quota/status", { token }), ({ body, status }) => {
+    expect(status, JSON.stringify(body)).toBe(200)
+    return body as any
+  })
