@@ -1,6 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema, SchemaAST } from "effect"
-import { Timestamp } from "../domain/Timestamp.js"
 
 /**
  * Errors as the wire sees them: FastAPI-shaped bodies, `{"detail": …}` and nothing else.
@@ -140,7 +139,11 @@ export class DailyConversationLimitDetail extends Schema.Class<DailyConversation
   message: Schema.String,
   limit: Count.annotations({ description: "Conversations the caller may start per UTC day" }),
   used: Count.annotations({ description: "Conversations the caller started today (UTC)" }),
-  reset_at: Timestamp.annotations({ description: "The next UTC midnight, when the count starts again" })
+  // Held as its wire text: `wire` bodies carry a detail whose type and encoding are the same.
+  reset_at: Schema.String.annotations({
+    description: "The next UTC midnight (RFC 3339), when the count starts again",
+    jsonSchema: { type: "string", format: "date-time" }
+  })
 }) {}
 
 export class DailyConversationLimitReached extends Schema.TaggedError<DailyConversationLimitReached>()(

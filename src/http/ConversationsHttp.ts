@@ -24,13 +24,17 @@ const retryAfterOnQuota = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     !(error instanceof DailyConversationLimitReached)
       ? Effect.void
       : Effect.flatMap(DateTime.now, (now) => {
-        const seconds = Math.max(1, Math.ceil((error.detail.reset_at.epochMillis - now.epochMillis) / 1000))
+        const seconds = Math.max(1, Math.ceil((Date.parse(error.detail.reset_at) - now.epochMillis) / 1000))
         return HttpApp.appendPreResponseHandler((_, response) =>
           Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
         )
       }))
 
-/** A conversation as its owner sees it: its sandbox's status, and its URL on the agent server while that runs. */
+/**
+ * A conversation as its owner sees it: its sandbox's status, and its URL on the agent server while
+ * that runs. Built from stored records, which were validated when made: validating each of a
+ * page's hundred rows again cost more than the rest of the request.
+ */
 export const appConversation = ({ conversation, sandbox }: ConversationView) => {
   const { event_count: _, ...fields } = conversation
   const agentServer = Option.flatMapNullable(
@@ -41,7 +45,7 @@ export const appConversation = ({ conversation, sandbox }: ConversationView) => 
     ...fields,
     sandbox_status: Option.match(sandbox, { onNone: () => "MISSING" as const, onSome: (s) => s.status }),
     conversation_url: Option.getOrNull(Option.map(agentServer, (url) => `${url}/api/conversations/${conversation.id}`))
-  })
+  }, { disableValidation: true })
 }
 
 export const startTaskInfo = (task: StartTaskRecord) =>

@@ -58,13 +58,11 @@ export const DailyQuotaLive = Layer.effect(
           return { limit, used, resetAt: nextUtcMidnight(now) }
         }),
       limitReached: (limit, used, at) => {
-        const resetAt = nextUtcMidnight(at)
+        const resetAt = DateTime.formatIso(nextUtcMidnight(at))
         return new DailyConversationLimitReached({
           detail: DailyConversationLimitDetail.make({
             code: "daily_conversation_limit_reached",
-            message: `At most ${limit} conversations may be started per day; the count starts again at ${
-              DateTime.formatIso(resetAt)
-            }.`,
+            message: `At most ${limit} conversations may be started per day; the count starts again at ${resetAt}.`,
             limit,
             used,
             reset_at: resetAt

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { listPids, readEnviron } from "../../src/sandbox/Procfs.js"
+import type { OrganizationId, UserId } from "../../src/domain/Identity.js"
 import type { SandboxId } from "../../src/domain/Sandbox.js"
 import { instanceIdentity } from "../../src/sandbox/SandboxDriver.js"
 import { SandboxStore } from "../../src/storage/SandboxStore.js"
@@ -18,7 +19,7 @@ export const newMember = Effect.suspend(() =>
     }),
     ({ body, status }) => {
       expect(status, JSON.stringify(body)).toBe(200)
-      return body as { user_id: string; api_key: string }
+      return body as { user_id: UserId; org_id: OrganizationId; api_key: string }
     }
   )
 )

@@ -34,6 +34,36 @@ export const compareKeys = (order: ConversationSortOrder) => (a: ConversationSor
   return isDescending(order) ? -ascending : ascending
 }
 
+/**
+ * The `limit` smallest items offered, in order: a page out of thousands of rows without sorting
+ * them all (most rows are turned away by one comparison with the largest kept).
+ */
+class Smallest<A> {
+  private readonly kept: Array<readonly [ConversationSortKey, A]> = []
+  constructor(
+    private readonly limit: number,
+    private readonly compare: (a: ConversationSortKey, b: ConversationSortKey) => number
+  ) {}
+
+  offer(key: ConversationSortKey, item: A) {
+    const { compare, kept, limit } = this
+    if (kept.length === limit && (limit === 0 || compare(key, kept[limit - 1][0]) >= 0)) return
+    let low = 0
+    let high = kept.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (compare(kept[middle][0], key) <= 0) low = middle + 1
+      else high = middle
+    }
+    kept.splice(low, 0, [key, item])
+    if (kept.length > limit) kept.pop()
+  }
+
+  items(): Array<A> {
+    return this.kept.map(([, item]) => item)
+  }
+}
+
 /** Volatile conversation storage. Each method runs synchronously, so each is atomic. */
 export const ConversationStoreMemory = Layer.effect(
   ConversationStore,
@@ -65,14 +95,14 @@ export const ConversationStoreMemory = Layer.effect(
       search: ({ after, filters, limit, order, userId }) =>
         Effect.sync(() => {
           const compare = compareKeys(order)
-          return Array.from(conversations.values())
-            .filter((record) =>
-              record.created_by_user_id === userId &&
-              matchesFilters(filters)(record) &&
-              (Option.isNone(after) || compare(after.value, sortKeyOf(order, record)) < 0)
-            )
-            .sort((a, b) => compare(sortKeyOf(order, a), sortKeyOf(order, b)))
-            .slice(0, limit)
+          const matches = matchesFilters(filters)
+          const page = new Smallest<ConversationRecord>(limit, compare)
+          for (const record of conversations.values()) {
+            if (record.created_by_user_id !== userId || !matches(record)) continue
+            const key = sortKeyOf(order, record)
+            if (Option.isNone(after) || compare(after.value, key) < 0) page.offer(key, record)
+          }
+          return page.items()
         }),
       count: ({ filters, userId }) =>
         Effect.sync(() => {

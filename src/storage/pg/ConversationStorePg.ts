@@ -34,9 +34,9 @@ export const ConversationStorePg = Layer.effect(
       CREATED_AT_DESC: sql.literal("created_at DESC, id DESC"),
       UPDATED_AT: sql.literal("updated_at, id"),
       UPDATED_AT_DESC: sql.literal("updated_at DESC, id DESC"),
-      // NULL sorts last ascending and first descending: the title index serves both.
-      TITLE: sql.literal("title, id"),
-      TITLE_DESC: sql.literal("title DESC, id DESC")
+      // The expressions of the title index, which puts a missing title after every title.
+      TITLE: sql.literal("(title IS NULL), COALESCE(title, ''), id"),
+      TITLE_DESC: sql.literal("(title IS NULL) DESC, COALESCE(title, '') DESC, id DESC")
     }
 
     const filtersOf = (filters: ConversationFilters): Array<Statement.Fragment> => [
@@ -48,7 +48,7 @@ export const ConversationStorePg = Layer.effect(
       ...Option.toArray(Option.map(filters.sandboxId, (id) => sql`sandbox_id = ${id}`))
     ]
 
-    /** Rows strictly after the key in the order (NULL titles being greater than any title). */
+    /** Rows strictly after the key in the order: one row comparison, which the order's index answers. */
     const after = (order: ConversationSortOrder, [value, id]: ConversationSortKey): Statement.Fragment => {
       switch (order) {
         case "CREATED_AT":
@@ -60,13 +60,9 @@ export const ConversationStorePg = Layer.effect(
         case "UPDATED_AT_DESC":
           return sql`(updated_at, id) < (${new Date(value as number)}, ${id})`
         case "TITLE":
-          return value === null
-            ? sql`(title IS NULL AND id > ${id})`
-            : sql`(title IS NULL OR (title, id) > (${value}, ${id}))`
+          return sql`((title IS NULL), COALESCE(title, ''), id) > (${value === null}, ${value ?? ""}, ${id})`
         case "TITLE_DESC":
-          return value === null
-            ? sql`(title IS NOT NULL OR id < ${id})`
-            : sql`(title IS NOT NULL AND (title, id) < (${value}, ${id}))`
+          return sql`((title IS NULL), COALESCE(title, ''), id) < (${value === null}, ${value ?? ""}, ${id})`
       }
     }
 

@@ -4,7 +4,8 @@ import { Effect } from "effect"
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // Titles and ids sort by code point (COLLATE "C"), as the memory store sorts them, so keyset
-  // pages agree on every backend. One index per sort order; each serves both directions.
+  // pages agree on every backend. One index per sort order, each serving both directions; the
+  // title order puts a missing title after every title, as one row comparison can page through.
   yield* sql`
     CREATE TABLE conversations (
       id text COLLATE "C" PRIMARY KEY,
@@ -28,7 +29,9 @@ export default Effect.gen(function*() {
     )`
   yield* sql`CREATE INDEX conversations_by_created ON conversations (created_by_user_id, created_at, id)`
   yield* sql`CREATE INDEX conversations_by_updated ON conversations (created_by_user_id, updated_at, id)`
-  yield* sql`CREATE INDEX conversations_by_title ON conversations (created_by_user_id, title, id)`
+  yield* sql`
+    CREATE INDEX conversations_by_title
+    ON conversations (created_by_user_id, (title IS NULL), COALESCE(title, ''), id)`
   yield* sql`
     CREATE TABLE conversation_events (
       conversation_id text COLLATE "C" NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
