@@ -1,20 +1,25 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { existsSync } from "node:fs"
+import { Context, Effect, Layer, Option } from "effect"
+import { existsSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { readStat } from "../../src/sandbox/Procfs.js"
-import { conversation, quotaStatus, startConversation, untilTask } from "../support/Conversations.js"
+import { SandboxStore } from "../../src/storage/SandboxStore.js"
+import { StartTaskStore } from "../../src/storage/StartTaskStore.js"
+import { MemoryStorage } from "../../src/storage/Storage.js"
+import { conversation, getTask, quotaStatus, startConversation, today, untilTask } from "../support/Conversations.js"
 import {
   agentUrl,
   eventually,
   fetchWithin,
   getSandbox,
+  killSandboxProcesses,
   newMember,
   sandboxProcesses,
   storedProcess,
+  tempDataDir,
   withProcesses
 } from "../support/Sandboxes.js"
-import { call } from "../support/TestServer.js"
+import { call, testServer } from "../support/TestServer.js"
 
 // Conversations on real sandboxes: the process driver runs the reference agent server (compiled
 // into dist/ by `npm test`), which Hangar hands conversations to and which posts webhooks back.
@@ -131,5 +136,41 @@ describe("a conversation on the reference agent server", () => {
         expect((yield* call("GET", "/api/v1/app-conversations/count", { token: api_key })).body).toBe(0)
         expect(yield* quotaStatus(api_key)).toMatchObject({ daily_limit: null, used_today: 0, remaining: null })
       }), { HANGAR_SANDBOX_SPECS: specs })
+  }, 60_000)
+
+  it.live("stopping Hangar fails the tasks it runs: ERROR, quota given back, the sandbox each started deleted", () => {
+    const mute = JSON.stringify([{ id: "mute", command: [process.execPath, "-e", "setInterval(() => {}, 1000)"] }])
+    const dataDir = tempDataDir()
+    return Effect.gen(function*() {
+      const stores = yield* Layer.build(MemoryStorage)
+      const server = testServer({
+        HANGAR_SANDBOX_DRIVER: "process",
+        HANGAR_DATA_DIR: dataDir,
+        HANGAR_SANDBOX_SPECS: mute,
+        HANGAR_SANDBOX_START_TIMEOUT: "600"
+      }, Layer.succeedContext(stores))
+      const { task, user } = yield* Effect.provide(
+        Effect.gen(function*() {
+          const { api_key, user_id } = yield* newMember
+          const started = yield* startConversation(api_key, { title: "cut short" })
+          const waiting = yield* eventually(getTask(api_key, started.body.id), (t) => t?.status === "WAITING_FOR_SANDBOX", 10_000)
+          yield* eventually(sandboxProcesses(dataDir), (pids) => pids.length > 0, 10_000, "the sandbox process")
+          return { task: waiting, user: user_id }
+        }),
+        server
+      )
+      // The server is shut down: its task was interrupted and cleaned up after itself.
+      const tasks = Context.get(stores, StartTaskStore)
+      expect(Option.getOrThrow(yield* tasks.find(task.id))).toMatchObject({
+        status: "ERROR",
+        detail: "Hangar stopped before the conversation was started"
+      })
+      expect(yield* tasks.usage(user, today())).toBe(0)
+      expect(Option.getOrThrow(yield* Context.get(stores, SandboxStore).find(task.sandbox_id)).deleted_at).not.toBeNull()
+      expect(yield* sandboxProcesses(dataDir)).toEqual([])
+    }).pipe(
+      Effect.scoped,
+      Effect.ensuring(Effect.zipRight(killSandboxProcesses(dataDir), Effect.sync(() => rmSync(dataDir, { recursive: true, force: true }))))
+    )
   }, 60_000)
 })
