@@ -121,15 +121,8 @@ export const ConversationsHttpLive = HttpApiBuilder.group(HangarApi, "appConvers
       .handle("startAppConversation", ({ payload }) =>
         Effect.gen(function*() {
           const { membership, orgId, userId } = yield* CurrentPrincipal
-          const { sandbox_id, ...request } = payload
-          const task = yield* starts.start(
-            {
-              userId,
-              orgId,
-              activeAgentProfileId: Option.getOrNull(Option.flatMapNullable(membership, (m) => m.active_agent_profile_id))
-            },
-            { ...request, sandbox_id, tags: { ...request.tags } }
-          ).pipe(
+          const activeAgentProfileId = Option.getOrNull(Option.flatMapNullable(membership, (m) => m.active_agent_profile_id))
+          const task = yield* starts.start({ userId, orgId, activeAgentProfileId }, payload).pipe(
             Effect.catchTag("UnknownReference", ({ field, reason }) =>
               Effect.fail(bodyValueErrors([{ field, msg: reason, input: payload[field] }]))),
             retryAfterOnQuota
