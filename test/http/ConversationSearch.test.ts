@@ -94,7 +94,7 @@ for (const backend of backends) {
             expect(total).toBeGreaterThan(0)
             expect(count.body, JSON.stringify(filters)).toBe(total)
             // Small pages where results are a few hundred; every result by the largest pages too.
-            const limits = total <= 1000 ? [13, 100] : [100]
+            const limits = total <= 1000 ? [31, 100] : [100]
             for (const order of sortOrders) {
               const expected = expectedIds(records, user_id, filters, order)
               for (const limit of limits) {
