@@ -7,6 +7,7 @@ import {
   type ConversationSortOrder,
   StoredEvent
 } from "../../domain/Conversation.js"
+import type { UserId } from "../../domain/Identity.js"
 import type { SandboxId } from "../../domain/Sandbox.js"
 import {
   type ConversationFilters,
@@ -84,7 +85,7 @@ export const ConversationStorePg = Layer.effect(
             : { _tag: "Written", value: toConversation(rows[0]) }
       )
 
-    const update = (userId: string, id: ConversationId, patch: ConversationPatch) => {
+    const update = (userId: UserId, id: ConversationId, patch: ConversationPatch) => {
       const columns: Record<string, unknown> = {}
       if (patch.title !== undefined) columns.title = patch.title
       if (patch.public !== undefined) columns.public = patch.public
