@@ -1,16 +1,19 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentProfilesApi } from "./api/AgentProfilesApi.js"
 import { ConfigApi } from "./api/ConfigApi.js"
+import { ConversationsApi } from "./api/ConversationsApi.js"
 import { HTTPValidationError } from "./api/Errors.js"
 import { KeysApi } from "./api/KeysApi.js"
 import { LlmProfilesApi } from "./api/LlmProfilesApi.js"
 import { fastApiConventions } from "./api/OpenApiConventions.js"
 import { OperationsApi } from "./api/OperationsApi.js"
 import { OrganizationsApi } from "./api/OrganizationsApi.js"
+import { QuotaApi } from "./api/QuotaApi.js"
 import { SettingsApi } from "./api/SettingsApi.js"
 import { FilesApi } from "./api/FilesApi.js"
 import { SandboxesApi } from "./api/SandboxesApi.js"
 import { SandboxSpecsApi } from "./api/SandboxSpecsApi.js"
+import { WebhooksApi } from "./api/WebhooksApi.js"
 
 /** The one definition of Hangar's HTTP API: handlers, client, OpenAPI and docs derive from it. */
 export class HangarApi extends HttpApi.make("hangar")
@@ -23,6 +26,9 @@ export class HangarApi extends HttpApi.make("hangar")
   .add(SandboxSpecsApi)
   .add(SandboxesApi)
   .add(FilesApi)
+  .add(ConversationsApi)
+  .add(QuotaApi)
+  .add(WebhooksApi)
   .add(OperationsApi)
   .addError(HTTPValidationError)
   .annotateContext(OpenApi.annotations({

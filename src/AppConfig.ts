@@ -44,6 +44,8 @@ export interface AppConfigShape {
   readonly sandboxStartTimeout: Duration.Duration
   /** The base URL agent servers reach Hangar at; unset: `http://127.0.0.1:<the port listened on>`. */
   readonly publicUrl: Option.Option<string>
+  /** Conversations a user may start per UTC day, unless overridden for them or their organisation; none: unlimited. */
+  readonly dailyConversationLimit: Option.Option<number>
   /** `PATH` for sandbox processes (the one variable of Hangar's environment they inherit). */
   readonly sandboxPath: string
   /** The public web-client configuration, `updated_at` being when this configuration was loaded. */
@@ -179,6 +181,7 @@ const settings = Config.all({
   secretKey: EnvVar.optional("HANGAR_SECRET_KEY", EnvVar.secretKey),
   maxAgentProfiles: EnvVar.withDefault("HANGAR_MAX_AGENT_PROFILES", EnvVar.integer(1), 50),
   maxLlmProfiles: EnvVar.withDefault("HANGAR_MAX_LLM_PROFILES", EnvVar.integer(1), 10),
+  dailyConversationLimit: EnvVar.optional("HANGAR_DAILY_CONVERSATION_LIMIT", EnvVar.integer(0)),
   sandboxes,
   webClient
 }).pipe(Config.validate({

@@ -45,6 +45,7 @@ import { ProcessDriver } from "./sandbox/ProcessDriver.js"
 import { PublicUrl } from "./services/PublicUrl.js"
 import { SandboxesLive } from "./services/Sandboxes.js"
 import { Authentication } from "./api/Security.js"
+import { SessionKeyAuthentication } from "./api/WebhooksApi.js"
 import { AgentProfiles } from "./services/AgentProfiles.js"
 import { ApiKeys } from "./services/ApiKeys.js"
 import { LlmProfiles } from "./services/LlmProfiles.js"
@@ -52,6 +53,14 @@ import { Sandboxes } from "./services/Sandboxes.js"
 import { Settings } from "./services/Settings.js"
 import { IdentityStore } from "./storage/IdentityStore.js"
 import { StorageHealth } from "./storage/StorageHealth.js"
+import { ConversationsHttpLive } from "./http/ConversationsHttp.js"
+import { QuotaHttpLive } from "./http/QuotaHttp.js"
+import { SessionKeyAuthenticationLive, WebhooksHttpLive } from "./http/WebhooksHttp.js"
+import { HttpAgentServerClient } from "./sandbox/HttpAgentServerClient.js"
+import { MemoryAgentServerClient } from "./sandbox/MemoryAgentServerClient.js"
+import { Conversations, ConversationsLive } from "./services/Conversations.js"
+import { DailyQuota, DailyQuotaLive } from "./services/DailyQuota.js"
+import { StartTasks, StartTasksLive } from "./services/StartTasks.js"
 import { StorageLive } from "./storage/Storage.js"
 
 /**
@@ -86,6 +95,11 @@ export const SandboxDriverLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => (config.sandboxDriver === "process" ? ProcessDriver : MemoryDriver))
 )
 
+/** Agent servers as the driver runs them: real ones over HTTP, or the pretend ones of pretend sandboxes. */
+export const AgentServerClientLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => (config.sandboxDriver === "process" ? HttpAgentServerClient : MemoryAgentServerClient))
+)
+
 /** `HANGAR_PUBLIC_URL`, else the loopback address of the port this server listens on. */
 export const PublicUrlLive = Layer.effect(
   PublicUrl,
@@ -98,15 +112,17 @@ export const PublicUrlLive = Layer.effect(
 )
 
 /** The services behind the handlers, over the storage ports. */
-export const ServicesLive = Layer.mergeAll(
-  AuthenticatorLive,
-  AgentProfilesLive,
-  LlmProfilesLive,
-  SettingsLive,
-  SandboxesLive
-).pipe(
+export const ServicesLive = Layer.mergeAll(StartTasksLive, ConversationsLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    AuthenticatorLive,
+    AgentProfilesLive,
+    LlmProfilesLive,
+    SettingsLive,
+    SandboxesLive,
+    DailyQuotaLive
+  )),
   Layer.provideMerge(
-    Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive, SandboxDriverLive, PublicUrlLive)
+    Layer.mergeAll(ApiKeysLive, AuthRateLimiterLive, SecretBoxLive, SandboxDriverLive, PublicUrlLive, AgentServerClientLive)
   )
 )
 
@@ -126,9 +142,12 @@ export const HttpAppLive = serveApi(
       SandboxSpecsHttpLive.pipe(isolate(Authentication, Sandboxes)),
       SandboxesHttpLive.pipe(isolate(Authentication, Sandboxes)),
       FilesHttpLive.pipe(isolate(Authentication, Sandboxes)),
+      ConversationsHttpLive.pipe(isolate(Authentication, Conversations, StartTasks)),
+      QuotaHttpLive.pipe(isolate(Authentication, DailyQuota)),
+      WebhooksHttpLive.pipe(isolate(SessionKeyAuthentication, Conversations)),
       OperationsHttpLive.pipe(isolate(StorageHealth))
     ]),
-    Layer.provide(AuthenticationLive)
+    Layer.provide([AuthenticationLive, SessionKeyAuthenticationLive])
   )
 )
 

@@ -165,4 +165,20 @@ describe("AppConfig", () => {
         expect(message, specs).toContain(where)
       }
     }))
+
+  it.effect("HANGAR_DAILY_CONVERSATION_LIMIT: unset is unlimited, 0 and more are limits, anything else stops start-up", () =>
+    Effect.gen(function*() {
+      expect((yield* Effect.flatMap(load({}), (r) => r)).dailyConversationLimit).toEqual(Option.none())
+      expect((yield* Effect.flatMap(load({ HANGAR_DAILY_CONVERSATION_LIMIT: "" }), (r) => r)).dailyConversationLimit)
+        .toEqual(Option.none())
+      for (const [value, limit] of [["0", 0], ["10", 10], [" 25 ", 25]] as const) {
+        expect((yield* Effect.flatMap(load({ HANGAR_DAILY_CONVERSATION_LIMIT: value }), (r) => r)).dailyConversationLimit)
+          .toEqual(Option.some(limit))
+      }
+      for (const value of ["-1", "ten", "1.5"]) {
+        expect(yield* failure({ HANGAR_DAILY_CONVERSATION_LIMIT: value })).toBe(
+          `HANGAR_DAILY_CONVERSATION_LIMIT: expected an integer >= 0 (got ${JSON.stringify(value)})`
+        )
+      }
+    }))
 })

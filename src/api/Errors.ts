@@ -133,3 +133,25 @@ export class SandboxLimitReached extends Schema.TaggedError<SandboxLimitReached>
 ) {}
 
 export const SandboxLimitReachedResponse = wire(SandboxLimitReached, { identifier: "SandboxLimitReachedError" })
+
+export class DailyConversationLimitDetail extends Schema.Class<DailyConversationLimitDetail>("DailyConversationLimitDetail")({
+  code: Schema.Literal("daily_conversation_limit_reached"),
+  message: Schema.String,
+  limit: Count.annotations({ description: "Conversations the caller may start per UTC day" }),
+  used: Count.annotations({ description: "Conversations the caller started today (UTC)" }),
+  // Held as its wire text: `wire` bodies carry a detail whose type and encoding are the same.
+  reset_at: Schema.String.annotations({
+    description: "The next UTC midnight (RFC 3339), when the count starts again",
+    jsonSchema: { type: "string", format: "date-time" }
+  })
+}) {}
+
+export class DailyConversationLimitReached extends Schema.TaggedError<DailyConversationLimitReached>()(
+  "DailyConversationLimitReached",
+  { detail: DailyConversationLimitDetail },
+  HttpApiSchema.annotations({ status: 429, description: "The daily conversation quota is used up" })
+) {}
+
+export const DailyConversationLimitReachedResponse = wire(DailyConversationLimitReached, {
+  identifier: "DailyConversationLimitReachedError"
+})

@@ -1,46 +1,26 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { SandboxId } from "../../src/domain/Sandbox.js"
 import { groupMembers, readStat } from "../../src/sandbox/Procfs.js"
-import { SandboxStore } from "../../src/storage/SandboxStore.js"
 import {
+  agentUrl,
   eventually,
   fetchWithin,
   getSandbox,
-  killSandboxProcesses,
   newMember,
   startSandbox,
-  tempDataDir,
-  untilStatus
+  storedProcess,
+  untilStatus,
+  withProcesses
 } from "../support/Sandboxes.js"
-import { call, testServer } from "../support/TestServer.js"
+import { call } from "../support/TestServer.js"
 
 // Real sandboxes: the process driver runs the reference agent server (compiled into dist/ by
 // `npm test`) as process groups. Every test kills whatever its Hangar started, even on failure.
-
-const withProcesses = <A, E, R>(
-  test: (dataDir: string) => Effect.Effect<A, E, R>,
-  vars: Record<string, string> = {}
-) => {
-  const dataDir = tempDataDir()
-  return test(dataDir).pipe(
-    Effect.provide(testServer({ HANGAR_SANDBOX_DRIVER: "process", HANGAR_DATA_DIR: dataDir, ...vars })),
-    Effect.ensuring(Effect.zipRight(killSandboxProcesses(dataDir), Effect.sync(() => rmSync(dataDir, { recursive: true, force: true }))))
-  )
-}
-
-const storedProcess = (id: string) =>
-  Effect.map(
-    Effect.flatMap(SandboxStore, (store) => store.find(id as SandboxId)),
-    (record) => Option.getOrThrow(record).process!
-  )
-
-const agentUrl = (sandbox: any) => sandbox.exposed_urls.find((url: any) => url.name === "AGENT_SERVER").url as string
 
 describe("the process driver", () => {
   it.live("runs a sandbox as a process group: STARTING → RUNNING, reachable with its key, paused, resumed, deleted", () =>

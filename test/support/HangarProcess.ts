@@ -18,7 +18,13 @@ export const running = (vars: Record<string, string>) => {
   const output = { stdout: "", stderr: "" }
   child.stdout!.on("data", (chunk) => (output.stdout += chunk))
   child.stderr!.on("data", (chunk) => (output.stderr += chunk))
-  const exit = new Promise<number | null>((resolve) => child.on("exit", resolve))
+  const exit = new Promise<number | null>((resolve) =>
+    child.on("exit", (code, signal) => {
+      // Said in the output, so a process that dies before listening says how.
+      if (signal !== null) output.stderr += `[killed by ${signal}]`
+      resolve(code)
+    })
+  )
   const port = new Promise<number>((resolve, reject) => {
     child.stdout!.on("data", () => {
       const match = /listening on http:\/\/[^:]+:(\d+)/.exec(output.stdout)

@@ -1,11 +1,14 @@
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
-import { mkdtempSync } from "node:fs"
+import { Effect, Option } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { listPids, readEnviron } from "../../src/sandbox/Procfs.js"
+import type { OrganizationId, UserId } from "../../src/domain/Identity.js"
+import type { SandboxId } from "../../src/domain/Sandbox.js"
 import { instanceIdentity } from "../../src/sandbox/SandboxDriver.js"
-import { ADMIN_KEY, call } from "./TestServer.js"
+import { SandboxStore } from "../../src/storage/SandboxStore.js"
+import { ADMIN_KEY, call, testServer } from "./TestServer.js"
 
 /** A new member of the `default` organisation, with a key of their own. */
 export const newMember = Effect.suspend(() =>
@@ -16,7 +19,7 @@ export const newMember = Effect.suspend(() =>
     }),
     ({ body, status }) => {
       expect(status, JSON.stringify(body)).toBe(200)
-      return body as { user_id: string; api_key: string }
+      return body as { user_id: UserId; org_id: OrganizationId; api_key: string }
     }
   )
 )
@@ -80,3 +83,35 @@ export const fetchWithin = (url: string, init: RequestInit = {}, timeoutMs = 100
       () => ({ status: 0, body: "" })
     )
   )
+
+/** Processes of this Hangar instance's sandboxes still alive (by the marker in their environment). */
+export const sandboxProcesses = (dataDir: string) =>
+  Effect.sync(() => {
+    const owner = instanceIdentity(dataDir)
+    return listPids().filter((pid) => readEnviron(pid)?.get("HANGAR_SANDBOX_OWNER") === owner)
+  })
+
+/**
+ * Runs a test against a Hangar whose sandboxes are real processes (the process driver, running
+ * the reference agent server compiled into dist/), on a data directory of its own; whatever it
+ * started is killed and the directory removed afterwards, failed or not.
+ */
+export const withProcesses = <A, E, R>(
+  test: (dataDir: string) => Effect.Effect<A, E, R>,
+  vars: Record<string, string> = {}
+) => {
+  const dataDir = tempDataDir()
+  return test(dataDir).pipe(
+    Effect.provide(testServer({ HANGAR_SANDBOX_DRIVER: "process", HANGAR_DATA_DIR: dataDir, ...vars })),
+    Effect.ensuring(Effect.zipRight(killSandboxProcesses(dataDir), Effect.sync(() => rmSync(dataDir, { recursive: true, force: true }))))
+  )
+}
+
+/** The process the driver recorded for a sandbox. */
+export const storedProcess = (id: string) =>
+  Effect.map(
+    Effect.flatMap(SandboxStore, (store) => store.find(id as SandboxId)),
+    (record) => Option.getOrThrow(record).process!
+  )
+
+export const agentUrl = (sandbox: any) => sandbox.exposed_urls.find((url: any) => url.name === "AGENT_SERVER").url as string

@@ -5,8 +5,9 @@ import { createDirectoryInside } from "./Workspace.js"
 /**
  * The reference agent server (SPEC §7): what the built-in sandbox spec runs and what the tests
  * run. A stand-in for a real agent server, not an LLM agent: it answers probes, keeps
- * conversations in memory, creates directories in its workspace and reports conversations to
- * Hangar's webhooks. Node built-ins only, configured by the environment Hangar gives it.
+ * conversations and their events in memory, creates directories in its workspace and reports
+ * conversations and events to Hangar's webhooks. Node built-ins only, configured by the
+ * environment Hangar gives it.
  */
 
 const env = (name: string, fallback?: string): string => {
@@ -39,6 +40,7 @@ interface Conversation {
 }
 
 const conversations = new Map<string, Conversation>()
+const events = new Map<string, Array<Record<string, unknown>>>()
 
 const send = (response: ServerResponse, status: number, body: unknown) => {
   const text = JSON.stringify(body)
@@ -108,6 +110,28 @@ const postWebhook = async (path: string, body: unknown) => {
   log("webhook undelivered", { path })
 }
 
+/** Each conversation's webhooks go out one after another, so Hangar receives them in order. */
+const deliveries = new Map<string, Promise<void>>()
+
+const deliver = (conversationId: string, path: string, body: unknown) => {
+  const next = (deliveries.get(conversationId) ?? Promise.resolve()).then(() => postWebhook(path, body))
+  deliveries.set(conversationId, next)
+}
+
+const ERROR_EVENT_KIND = "ConversationErrorEvent"
+
+/** Records events of a conversation (an id and a timestamp added where missing) and reports them. */
+const addEvents = (conversation: Conversation, batch: ReadonlyArray<Record<string, unknown>>) => {
+  const now = new Date().toISOString()
+  const stored: Array<Record<string, unknown>> = batch.map((event) => ({ id: randomUUID(), timestamp: now, ...event }))
+  events.set(conversation.id, [...(events.get(conversation.id) ?? []), ...stored])
+  if (stored.some((event) => event.kind === ERROR_EVENT_KIND)) {
+    conversations.set(conversation.id, { ...conversation, execution_status: "error", updated_at: now })
+  }
+  deliver(conversation.id, `/events/${encodeURIComponent(conversation.id)}`, stored)
+  return stored
+}
+
 const createConversation = (body: Record<string, unknown>): Conversation => {
   const now = new Date().toISOString()
   const id = typeof body.id === "string" && body.id !== "" ? body.id : randomUUID()
@@ -143,7 +167,10 @@ const routes = async (request: IncomingMessage, response: ServerResponse) => {
     const body = await readJson(request)
     if (!isObject(body)) return send(response, 422, { detail: "The body must be a JSON object" })
     const conversation = createConversation(body)
-    void postWebhook("/conversations", conversation)
+    deliver(conversation.id, "/conversations", conversation)
+    if (typeof body.initial_message === "string") {
+      addEvents(conversation, [{ kind: "MessageEvent", source: "user", text: body.initial_message }])
+    }
     return send(response, 201, conversation)
   }
   if (path === "/api/conversations" && method === "GET") {
@@ -153,6 +180,21 @@ const routes = async (request: IncomingMessage, response: ServerResponse) => {
   if (one && method === "GET") {
     const conversation = conversations.get(decodeURIComponent(one[1]))
     return conversation ? send(response, 200, conversation) : send(response, 404, { detail: "Conversation not found" })
+  }
+  // Events as the agent would emit them: the tests post them here to have them reported.
+  const ofOne = /^\/api\/conversations\/([^/]+)\/events$/.exec(path)
+  if (ofOne) {
+    const conversation = conversations.get(decodeURIComponent(ofOne[1]))
+    if (!conversation) return send(response, 404, { detail: "Conversation not found" })
+    if (method === "GET") return send(response, 200, { items: events.get(conversation.id) ?? [] })
+    if (method === "POST") {
+      const body = await readJson(request)
+      const batch = Array.isArray(body) ? body : [body]
+      if (!batch.every((event) => isObject(event) && typeof event.kind === "string")) {
+        return send(response, 422, { detail: "Events are JSON objects with a kind" })
+      }
+      return send(response, 201, { items: addEvents(conversation, batch as Array<Record<string, unknown>>) })
+    }
   }
   if (path === "/api/file/create_directory" && method === "POST") {
     const body = await readJson(request)

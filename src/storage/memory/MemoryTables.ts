@@ -4,6 +4,7 @@ import type { AgentProfileId, ApiKey, ApiKeyId, Membership, Organization, Organi
 import type { LlmProfile } from "../../domain/LlmProfile.js"
 import type { UserSettings } from "../../domain/UserSettings.js"
 import type { SandboxId, SandboxRecord } from "../../domain/Sandbox.js"
+import type { ConversationId, ConversationRecord, StartTaskId, StartTaskRecord, StoredEvent } from "../../domain/Conversation.js"
 
 /**
  * The volatile database: every memory store works on these tables, so that an operation that
@@ -25,6 +26,14 @@ export interface MemoryTablesShape {
   readonly llmProfiles: Map<string, LlmProfile>
   readonly settings: Map<UserId, UserSettings>
   readonly sandboxes: Map<SandboxId, SandboxRecord>
+  readonly conversations: Map<ConversationId, ConversationRecord>
+  /** Each conversation's events in sequence order. */
+  readonly conversationEvents: Map<ConversationId, Array<StoredEvent>>
+  readonly startTasks: Map<StartTaskId, StartTaskRecord>
+  /** Conversations counted per user and UTC day, keyed by `scopedKey(user, day)`. */
+  readonly conversationUsage: Map<string, number>
+  /** Daily conversation limit overrides, keyed by `scopedKey("user" | "organization", id)`. */
+  readonly conversationLimits: Map<string, number>
 }
 
 export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTables, MemoryTablesShape>() {
@@ -39,7 +48,12 @@ export class MemoryTables extends Context.Tag("hangar/MemoryTables")<MemoryTable
     agentProfilesByName: new Map(),
     llmProfiles: new Map(),
     settings: new Map(),
-    sandboxes: new Map()
+    sandboxes: new Map(),
+    conversations: new Map(),
+    conversationEvents: new Map(),
+    startTasks: new Map(),
+    conversationUsage: new Map(),
+    conversationLimits: new Map()
   }))
 }
 

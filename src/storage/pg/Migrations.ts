@@ -3,12 +3,14 @@ import { Effect, Layer } from "effect"
 import identity from "./migrations/0001_identity.js"
 import profiles from "./migrations/0002_profiles.js"
 import sandboxes from "./migrations/0003_sandboxes.js"
+import conversations from "./migrations/0004_conversations.js"
 
 /** Every migration, in order. A new one is a new module added here with the next number. */
 const migrations = Migrator.fromRecord({
   "1_identity": identity,
   "2_profiles": profiles,
-  "3_sandboxes": sandboxes
+  "3_sandboxes": sandboxes,
+  "4_conversations": conversations
 })
 
 /** Any fixed number: the advisory lock every replica takes before migrating. */
