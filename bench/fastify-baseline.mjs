@@ -1,9 +1,12 @@
 // The baseline Hangar is measured against: the same two endpoints, same JSON bodies, same
-// semantics, on Fastify with node-postgres and no Effect. It reads the database Hangar wrote:
+// semantics, on Fastify with node-postgres and no Effect. Like Hangar it answers the config's
+// ETag with 304 and writes one JSON log line per request, buffered (pino, asynchronous
+// destination), unless BENCH_FASTIFY_LOG=off. It reads the database Hangar wrote:
 // PGlite (its own copy of Hangar's data directory, run by Hangar's embedded-database program and
 // reached over its socket with a one-connection pool, exactly as Hangar does) or the Postgres at
 // DATABASE_URL (a pool of 20, as Hangar).
 import Fastify from "fastify"
+import pino from "pino"
 import { spawn } from "node:child_process"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { mkdirSync, readFileSync } from "node:fs"
@@ -11,7 +14,13 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 
-const config = JSON.parse(readFileSync(process.env.BENCH_CONFIG_BODY, "utf8"))
+const configBody = readFileSync(process.env.BENCH_CONFIG_BODY, "utf8")
+const config = JSON.parse(configBody)
+const etag = `"${createHash("sha256").update(configBody).digest("base64url").slice(0, 32)}"`
+const matchesEtag = (header) =>
+  header !== undefined &&
+  (header.trim() === "*" || header.split(",").some((candidate) => candidate.trim().replace(/^W\//, "") === etag))
+const logging = process.env.BENCH_FASTIFY_LOG !== "off"
 
 const connect = async () => {
   if (process.env.DATABASE_URL) {
@@ -53,9 +62,23 @@ const credential = (request) => {
 
 const sha256 = (value) => createHash("sha256").update(value, "utf8").digest("hex")
 
-const app = Fastify({ logger: false })
+const app = Fastify({
+  loggerInstance: logging ? pino(pino.destination({ dest: 1, sync: false, minLength: 4096 })) : undefined,
+  disableRequestLogging: true
+})
 
-app.get("/api/v1/web-client/config", async () => config)
+if (logging) {
+  app.addHook("onResponse", (request, reply, done) => {
+    request.log.info({ method: request.method, path: request.url.split("?", 1)[0], status: reply.statusCode, duration_ms: reply.elapsedTime }, "request")
+    done()
+  })
+}
+
+app.get("/api/v1/web-client/config", async (request, reply) => {
+  reply.header("etag", etag).header("cache-control", "no-cache")
+  if (matchesEtag(request.headers["if-none-match"])) return reply.code(304).send()
+  return config
+})
 
 app.post("/api/agent-profiles/:profile_id/activate", async (request, reply) => {
   const profileId = request.params.profile_id

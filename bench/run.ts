@@ -27,7 +27,7 @@ const MEMBERS = 50
 const ENDPOINTS = new Set((process.env.BENCH_ENDPOINTS ?? "config,activate").split(",").map((e) => e.trim()))
 
 interface Server {
-  readonly name: "hangar" | "fastify" | "bare"
+  readonly name: "hangar" | "fastify" | "fastify, no logging" | "bare"
   readonly url: string
   readonly child: ChildProcess
 }
@@ -51,47 +51,51 @@ const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
 
 let nextPort = 40_000 + Math.floor(Math.random() * 10_000)
 
-const waitForLine = (child: ChildProcess, pattern: RegExp, what: string) =>
-  new Promise<string>((resolvePromise, reject) => {
-    let seen = ""
-    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${seen}`)), 60_000)
-    child.stdout!.on("data", (chunk) => {
-      seen += chunk
-      const match = pattern.exec(seen)
-      if (match) {
-        clearTimeout(timer)
-        resolvePromise(match[0])
-      }
-    })
-    child.on("exit", (code) => reject(new Error(`${what} exited with ${code}: ${seen}`)))
-  })
+/** Polls `url` until it answers (any status), for at most a minute. */
+const ready = async (child: ChildProcess, url: string, what: string, logFile: string) => {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}): ${readFileSync(logFile, "utf8").slice(-2000)}`)
+    }
+    const answered = await fetch(url, { signal: AbortSignal.timeout(2000) }).then(async (response) => {
+      await response.arrayBuffer()
+      return true
+    }, () => false)
+    if (answered) return
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 100))
+  }
+  throw new Error(`${what} did not start: ${readFileSync(logFile, "utf8").slice(-2000)}`)
+}
 
-/** Hangar from `dist/`, logging as in production (JSON lines at info) into a file. */
-const startHangar = async (env: Record<string, string>, logFile: string): Promise<{ server: Server; stdout: string }> => {
+/**
+ * A server process whose output goes where production sends it, a file, not through this
+ * process (which also generates the load).
+ */
+const startServer = async (
+  name: Server["name"],
+  script: string,
+  env: Record<string, string>,
+  logFile: string,
+  probePath: string
+): Promise<Server> => {
   const port = nextPort++
-  const child = spawn(process.execPath, [join(root, "dist/main.js")], {
+  const output = openSync(logFile, "a")
+  const child = spawn(process.execPath, [script], {
     env: { PATH: process.env.PATH, PORT: String(port), HOST: "127.0.0.1", ...env },
-    stdio: ["ignore", "pipe", "inherit"]
+    stdio: ["ignore", output, output]
   })
-  let stdout = ""
-  child.stdout!.on("data", (chunk) => (stdout += chunk))
-  await waitForLine(child, /listening on/, "hangar")
-  // From now on the per-request log lines go where production sends them: a file, not our pipe.
-  const sink = openSync(logFile, "a")
-  child.stdout!.removeAllListeners("data")
-  child.stdout!.on("data", (chunk) => writeFileSync(sink, chunk))
-  return { server: { name: "hangar", url: `http://127.0.0.1:${port}`, child }, stdout }
+  const url = `http://127.0.0.1:${port}`
+  await ready(child, `${url}${probePath}`, name, logFile)
+  return { name, url, child }
 }
 
-const startScript = async (name: "fastify" | "bare", script: string, env: Record<string, string>): Promise<Server> => {
-  const port = nextPort++
-  const child = spawn(process.execPath, [join(root, "bench", script)], {
-    env: { PATH: process.env.PATH, PORT: String(port), ...env },
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  await waitForLine(child, /listening/, name)
-  return { name, url: `http://127.0.0.1:${port}`, child }
-}
+/** Hangar from `dist/`, as in production: logging JSON lines at info. */
+const startHangar = (env: Record<string, string>, logFile: string) =>
+  startServer("hangar", join(root, "dist/main.js"), env, logFile, "/healthz")
+
+const startScript = (name: Exclude<Server["name"], "hangar">, script: string, env: Record<string, string>, logFile: string) =>
+  startServer(name, join(root, "bench", script), env, logFile, "/api/v1/web-client/config")
 
 /** SIGTERM, and SIGKILL if the server has not exited 15 s later. */
 const stop = async (server: Server) => {
@@ -221,19 +225,30 @@ const runDatabase = async (database: "pglite" | "postgres", work: string, withCo
 
   // Seed through Hangar's API, then (PGlite) stop it so its data directory can be copied for the
   // baseline: PGlite is one process's database; the copy holds exactly the same rows.
-  let { server: hangar } = await startHangar(env, logFile)
+  let hangar = await startHangar(env, logFile)
   const seeded = ENDPOINTS.has("activate") ? await seedAndPrepare(hangar, adminKey) : undefined
   writeFileSync(join(work, "config.json"), await (await fetch(`${hangar.url}/api/v1/web-client/config`)).text())
   if (database === "pglite") {
     await stop(hangar)
-    const copy = join(work, "pglite-fastify")
-    cpSync(join(dataDir, "pgdata"), join(copy, "pgdata"), { recursive: true })
-    baselineEnv.BENCH_PGLITE_DIR = copy
-    hangar = (await startHangar(env, logFile)).server
+    // Each baseline process gets its own copy: PGlite is one process's database.
+    for (const copy of ["pglite-fastify", "pglite-fastify-quiet"]) {
+      cpSync(join(dataDir, "pgdata"), join(work, copy, "pgdata"), { recursive: true })
+    }
+    baselineEnv.BENCH_PGLITE_DIR = join(work, "pglite-fastify")
+    hangar = await startHangar(env, logFile)
   }
-  const fastify = await startScript("fastify", "fastify-baseline.mjs", baselineEnv)
-  const bare = withConfig ? await startScript("bare", "bare-node.mjs", baselineEnv) : undefined
-  const servers = [hangar, fastify, ...(bare ? [bare] : [])]
+  const fastify = await startScript("fastify", "fastify-baseline.mjs", baselineEnv, join(work, `${database}-fastify.log`))
+  // For reference, the same Fastify without its log line: Hangar's ratio is to the one above.
+  const quiet = withConfig
+    ? await startScript(
+      "fastify, no logging",
+      "fastify-baseline.mjs",
+      { ...baselineEnv, BENCH_FASTIFY_LOG: "off", BENCH_PGLITE_DIR: join(work, "pglite-fastify-quiet") },
+      join(work, "fastify-quiet.log")
+    )
+    : undefined
+  const bare = withConfig ? await startScript("bare", "bare-node.mjs", baselineEnv, join(work, "bare.log")) : undefined
+  const servers = [hangar, fastify, ...(quiet ? [quiet] : []), ...(bare ? [bare] : [])]
 
   try {
     const rows: Array<Row> = []

@@ -1,4 +1,4 @@
-import { OpenApi } from "@effect/platform"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { writeFileSync } from "node:fs"
 import { HangarApi } from "../src/Api.js"
 

@@ -1,4 +1,8 @@
-import { Cause, HashMap, Layer, Logger, type LogLevel } from "effect"
+import * as Cause from "effect/Cause"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import type * as LogLevel from "effect/LogLevel"
 
 /**
  * Structured logs: one JSON object per line, with the level, the time, the message and the log

@@ -1,18 +1,17 @@
-import {
-  Etag,
-  FileSystem,
-  HttpApi,
-  HttpApiBuilder,
-  type HttpApiGroup,
-  HttpApiScalar,
-  HttpMiddleware,
-  HttpPlatform,
-  HttpRouter,
-  HttpServer,
-  Path
-} from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Option } from "effect"
+import * as Etag from "@effect/platform/Etag"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpPlatform from "@effect/platform/HttpPlatform"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Path from "@effect/platform/Path"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { createServer } from "node:http"
 import { HangarApi } from "./Api.js"
 import type { RequestValidationError } from "./api/Errors.js"
@@ -21,6 +20,7 @@ import { ConfigHttpLive } from "./http/ConfigHttp.js"
 import { OperationsHttpLive } from "./http/OperationsHttp.js"
 import { errorResponses } from "./http/ErrorResponses.js"
 import { isolate } from "./http/Isolation.js"
+import * as NodeServer from "./http/NodeServer.js"
 import { requestLog } from "./http/RequestLog.js"
 import * as Logging from "./Logging.js"
 import { AgentProfilesHttpLive } from "./http/AgentProfilesHttp.js"
@@ -164,7 +164,7 @@ const shutdownGrace = 10_000
 export const NodeServerLive = Layer.scopedContext(Effect.gen(function*() {
   const { host, port } = yield* AppConfig
   const server = createServer()
-  const context = yield* Layer.build(NodeHttpServer.layer(() => server, { host, port }))
+  const context = yield* Layer.build(NodeServer.layer(server, { host, port }))
   // Runs before the listener's own finalizer, which waits for open connections to end.
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {

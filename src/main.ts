@@ -1,5 +1,9 @@
-import { NodeRuntime } from "@effect/platform-node"
-import { Cause, ConfigError, Effect, Layer, Option } from "effect"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { ServerLive } from "./Server.js"
 
 /** Start-up failures are reported on one line: a bad variable names itself and what it accepts. */

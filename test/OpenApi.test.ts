@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { renderOpenApi } from "../scripts/openapi.js"
 import { get, testServer } from "./support/TestServer.js"

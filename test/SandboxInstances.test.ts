@@ -1,6 +1,6 @@
 import { PGlite } from "@electric-sql/pglite"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * Class annotations for request bodies: unknown fields are refused (422 `extra_forbidden`), and

@@ -1,5 +1,6 @@
-import { HttpApiSchema } from "@effect/platform"
-import { Schema, SchemaAST } from "effect"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 
 /**
  * Errors as the wire sees them: FastAPI-shaped bodies, `{"detail": …}` and nothing else.

@@ -1,4 +1,4 @@
-import type { OpenApi } from "@effect/platform"
+import type * as OpenApi from "@effect/platform/OpenApi"
 
 /**
  * FastAPI conventions applied to the generated OpenAPI document, derived from the HttpApi

@@ -1,4 +1,6 @@
-import { Option, ParseResult, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 /**
  * Keyset pagination for every `/search` (SPEC §1). A page cursor (`page_id`) is the sort key of

@@ -1,5 +1,9 @@
-import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Context, type Option, Schema } from "effect"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Context from "effect/Context"
+import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { ApiKey, Membership, OrganizationId, UserId } from "../domain/Identity.js"
 import { ForbiddenResponse, RateLimitedResponse, UnauthorizedResponse } from "./Errors.js"
 

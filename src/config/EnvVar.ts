@@ -1,4 +1,10 @@
-import { Config, ConfigError, Either, Option, ParseResult, Redacted, Schema } from "effect"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import { readFileSync } from "node:fs"
 
 /**

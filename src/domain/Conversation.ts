@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { AgentProfileId, UserId } from "./Identity.js"
 import { SandboxId } from "./Sandbox.js"
 import { Timestamp } from "./Timestamp.js"

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Timestamp } from "./Timestamp.js"
 
 /** Ids are opaque strings on the wire; Hangar mints UUIDs. */

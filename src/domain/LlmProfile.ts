@@ -1,4 +1,5 @@
-import { Data, Schema } from "effect"
+import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
 import { UserId } from "./Identity.js"
 import { ProfileName } from "./Profiles.js"
 import { Timestamp } from "./Timestamp.js"

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * The name of an agent or LLM profile: unique in its scope, and safe as a URL path segment, so

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { UserId } from "./Identity.js"
 import { Timestamp } from "./Timestamp.js"
 

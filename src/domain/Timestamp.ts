@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * An instant on the wire: RFC 3339 in UTC (`2026-01-01T00:00:00.000Z`). Decoding accepts any

@@ -1,5 +1,10 @@
-import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
-import { DateTime, Effect, Option, Schema } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { HangarApi } from "../Api.js"
 import {
   AppConversation,

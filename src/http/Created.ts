@@ -1,5 +1,6 @@
-import { HttpApp, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
 
 /**
  * Answers 201 instead of 200 for a request that created its resource: an endpoint that creates

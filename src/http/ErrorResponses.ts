@@ -1,17 +1,21 @@
-import {
-  HttpApi,
-  HttpApiBuilder,
-  type HttpApiEndpoint,
-  HttpApiError,
-  type HttpApiGroup,
-  type HttpApp,
-  HttpMethod,
-  HttpRouter,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
-import { Cause, Effect, Either, FiberRef, Option, Schema, SchemaAST } from "effect"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpMethod from "@effect/platform/HttpMethod"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import * as FindMyWay from "find-my-way-ts"
 import { RequestValidationError, type ValidationErrorItem } from "../api/Errors.js"
 import { item, type Section, toItems } from "./ValidationDetail.js"

@@ -1,5 +1,6 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { HangarApi } from "../Api.js"
 import { Forbidden, NotFound } from "../api/Errors.js"
 import { MembershipInfo, ProvisionUserResponse } from "../api/OrganizationsApi.js"

@@ -1,4 +1,5 @@
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Forbidden } from "../api/Errors.js"
 import { CurrentPrincipal } from "../api/Security.js"
 import { hasPermission, type Membership, type OrganizationId, type Permission } from "../domain/Identity.js"

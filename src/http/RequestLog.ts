@@ -1,5 +1,8 @@
-import { type HttpApp, HttpServerRequest } from "@effect/platform"
-import { Cause, Context, Effect } from "effect"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 
 /**
  * The outermost HTTP middleware: one structured log line per request with the method, the path

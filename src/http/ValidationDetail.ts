@@ -1,4 +1,6 @@
-import { Option, ParseResult, SchemaAST } from "effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as SchemaAST from "effect/SchemaAST"
 import { RequestValidationError, ValidationErrorItem } from "../api/Errors.js"
 
 /**

@@ -1,4 +1,7 @@
-import { Context, Data, type Effect, type Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 
 /** Why an agent server did not take a conversation, in words fit for a start task's detail. */
 export class AgentServerFailure extends Data.TaggedError("AgentServerFailure")<{ readonly reason: string }> {}

@@ -1,4 +1,4 @@
-import type { DateTime } from "effect"
+import type * as DateTime from "effect/DateTime"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SandboxSpec, type SandboxSpecId } from "../domain/Sandbox.js"

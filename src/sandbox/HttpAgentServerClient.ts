@@ -1,4 +1,6 @@
-import { Effect, Layer, Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { AgentServerClient, AgentServerFailure } from "./AgentServerClient.js"
 
 /** An agent server that neither answers nor fails within this is given up on. */

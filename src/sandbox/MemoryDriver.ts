@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { AppConfig } from "../AppConfig.js"
 import { ExposedUrl, exposedUrlNames, type SandboxId } from "../domain/Sandbox.js"
 import { isWorkspaceProblem, workspaceComponents } from "./agent-server/Workspace.js"

@@ -1,4 +1,7 @@
-import { Context, Data, type Effect, type Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import { hostname } from "node:os"
 import { resolve } from "node:path"
 import type { ExposedUrl, SandboxId, SandboxProcess, SandboxSpec } from "../domain/Sandbox.js"

@@ -1,4 +1,8 @@
-import { Array as Arr, Context, Effect, Layer, Option } from "effect"
+import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { Forbidden, NotFound, Unauthorized } from "../api/Errors.js"
 import { pageOf } from "../api/Pagination.js"
 import {

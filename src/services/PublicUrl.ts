@@ -1,4 +1,4 @@
-import { Context } from "effect"
+import * as Context from "effect/Context"
 
 /**
  * The base URL agent servers reach Hangar at (`HANGAR_PUBLIC_URL`, else this server's own

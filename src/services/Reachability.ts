@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** How long a reachability probe waits for an answer. */
 export const PROBE_TIMEOUT_SECONDS = 5

@@ -1,4 +1,6 @@
-import { Context, type DateTime, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
+import type * as Effect from "effect/Effect"
 
 /** A fixed window: at most `limit` hits per `seconds`, counted from the window's start. */
 export interface RateWindow {

@@ -1,4 +1,7 @@
-import { Context, type DateTime, type Effect, Option } from "effect"
+import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
+import type * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { UserId } from "../domain/Identity.js"
 import {
   isActive,

@@ -1,4 +1,6 @@
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AppConfig } from "../AppConfig.js"
 import type { AgentProfileStore } from "./AgentProfileStore.js"
 import type { ConversationStore } from "./ConversationStore.js"

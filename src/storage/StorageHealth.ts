@@ -1,4 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /** What `/readyz` asks of storage: which backend serves, and whether it answers now. */
 export interface StorageHealthShape {

@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
-import { DateTime, Effect } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import type { ConversationRecord } from "../../src/domain/Conversation.js"
 import type { SandboxId } from "../../src/domain/Sandbox.js"
 import { ConversationStore } from "../../src/storage/ConversationStore.js"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { IdentityStore } from "../../src/storage/IdentityStore.js"
 import { ADMIN_KEY, call, testServer } from "../support/TestServer.js"
 

@@ -1,17 +1,18 @@
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiEndpoint,
-  HttpApiGroup,
-  HttpClientRequest,
-  OpenApi
-} from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { HTTPValidationError } from "../../src/api/Errors.js"
 import { fastApiConventions } from "../../src/api/OpenApiConventions.js"
+import * as NodeServer from "../../src/http/NodeServer.js"
 import { serveApi } from "../../src/Server.js"
+import { createServer } from "node:http"
 import { get, json, quiet, send, testServer } from "../support/TestServer.js"
 
 // A test-only API with a body, a path and a query, served with Hangar's own HTTP conventions
@@ -50,7 +51,7 @@ const TestApiLive = HttpApiBuilder.api(TestApi).pipe(
 )
 
 const server = serveApi(TestApi, TestApiLive).pipe(
-  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provideMerge(NodeServer.layerTest(() => createServer())),
   Layer.provide(quiet)
 )
 

@@ -1,6 +1,7 @@
-import { OpenApi } from "@effect/platform"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import { HangarApi } from "../../src/Api.js"
 import { client, get, json, testServer } from "../support/TestServer.js"
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { ConversationId } from "../../src/domain/Conversation.js"
 import { ConversationStore } from "../../src/storage/ConversationStore.js"
 import { conversation, startConversation, untilTask } from "../support/Conversations.js"

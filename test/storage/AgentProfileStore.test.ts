@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { AgentProfileSettings } from "../../src/domain/AgentProfile.js"
 import type { AgentProfileId, OrganizationId, UserId } from "../../src/domain/Identity.js"
 import { AgentProfileStore } from "../../src/storage/AgentProfileStore.js"

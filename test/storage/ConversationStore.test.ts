@@ -1,5 +1,7 @@
 import { expect, layer } from "@effect/vitest"
-import { DateTime, Effect, Option } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { UserId } from "../../src/domain/Identity.js"
 import type { ConversationId } from "../../src/domain/Conversation.js"
 import type { SandboxId } from "../../src/domain/Sandbox.js"

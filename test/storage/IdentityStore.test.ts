@@ -1,5 +1,7 @@
 import { expect, layer } from "@effect/vitest"
-import { DateTime, Effect, Option } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { ApiKey, type ApiKeyId, type OrganizationId, type UserId } from "../../src/domain/Identity.js"
 import { hashSecret } from "../../src/domain/Secrets.js"
 import { IdentityStore } from "../../src/storage/IdentityStore.js"

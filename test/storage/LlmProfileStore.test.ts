@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { LlmFields } from "../../src/domain/LlmProfile.js"
 import { IdentityStore } from "../../src/storage/IdentityStore.js"
 import { LlmProfileStore } from "../../src/storage/LlmProfileStore.js"

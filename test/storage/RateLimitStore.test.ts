@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
-import { DateTime, Effect } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import { RateLimitStore } from "../../src/storage/RateLimitStore.js"
 import { backends } from "../support/Databases.js"
 

@@ -1,5 +1,7 @@
 import { expect } from "@effect/vitest"
-import { DateTime, Effect, Option } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import {
   type ConversationId,
   ConversationRecord,

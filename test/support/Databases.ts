@@ -1,6 +1,9 @@
-import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { pgliteInMemory } from "../../src/storage/pglite/InMemory.js"
 import { MemoryStorage, postgresStorage, type Stores } from "../../src/storage/Storage.js"
 

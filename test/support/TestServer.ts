@@ -1,10 +1,18 @@
-import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import { HangarApi } from "../../src/Api.js"
 import { AppConfig } from "../../src/AppConfig.js"
 import * as Logging from "../../src/Logging.js"
+import * as NodeServer from "../../src/http/NodeServer.js"
 import { AppLive } from "../../src/Server.js"
+import { createServer } from "node:http"
 import { MemoryStorage, type Stores } from "../../src/storage/Storage.js"
 
 /** The configuration as if these were the only environment variables set. */
@@ -27,7 +35,7 @@ export const captureLogs = () => {
 export const ADMIN_KEY = "hgr_test-admin-key-0123456789abcdef"
 
 /**
- * The real Hangar app on a random local port (`NodeHttpServer.layerTest`), with an `HttpClient`
+ * The real Hangar app on a random local port (`NodeServer.layerTest`), with an `HttpClient`
  * aimed at it, configured from `vars` only (plus a known bootstrap key and, unless a test sets
  * them, no auth rate limit and the memory sandbox driver), on memory storage unless another is given.
  */
@@ -38,7 +46,7 @@ export const testServer = <E, Extra = never>(
 ) =>
   AppLive.pipe(
     Layer.provideMerge(storage),
-    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(NodeServer.layerTest(() => createServer())),
     Layer.provideMerge(AppConfig.layer),
     Layer.provide(env({
       HANGAR_BOOTSTRAP_API_KEY: ADMIN_KEY,

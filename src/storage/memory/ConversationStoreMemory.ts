@@ -1,4 +1,7 @@
-import { DateTime, Effect, Layer, Option } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { ConversationRecord, type ConversationSortOrder, StoredEvent } from "../../domain/Conversation.js"
 import {
   type ConversationFilters,

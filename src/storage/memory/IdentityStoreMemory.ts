@@ -1,4 +1,7 @@
-import { DateTime, Effect, Layer, Option } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { ApiKey, Membership, Organization, type OrganizationId, User, type UserId } from "../../domain/Identity.js"
 import { BOOTSTRAP_ORGANIZATION, BOOTSTRAP_USER, IdentityStore, type IdentityStoreShape } from "../IdentityStore.js"
 import { membershipKey, MemoryTables } from "./MemoryTables.js"

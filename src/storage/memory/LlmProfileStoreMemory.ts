@@ -1,4 +1,7 @@
-import { DateTime, Effect, Layer, Option } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { LlmProfile } from "../../domain/LlmProfile.js"
 import { UserSettings } from "../../domain/UserSettings.js"
 import { LlmProfileStore, type LlmProfileStoreShape } from "../LlmProfileStore.js"

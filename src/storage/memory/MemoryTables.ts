@@ -1,4 +1,5 @@
-import { Context, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
 import type { AgentProfile } from "../../domain/AgentProfile.js"
 import type { AgentProfileId, ApiKey, ApiKeyId, Membership, Organization, OrganizationId, User, UserId } from "../../domain/Identity.js"
 import type { LlmProfile } from "../../domain/LlmProfile.js"

@@ -1,4 +1,6 @@
-import { DateTime, Effect, Layer } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { RateLimitStore, windowStart } from "../RateLimitStore.js"
 
 /** Counters in this process: right for one process (memory and embedded modes). */

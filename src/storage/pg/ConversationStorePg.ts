@@ -1,5 +1,10 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
+import * as Arr from "effect/Array"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import {
   type ConversationId,
   type ConversationPatch,

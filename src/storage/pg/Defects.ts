@@ -1,5 +1,5 @@
-import type { SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import type * as SqlError from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
 
 /** A store's shape whose operations may also fail with `SqlError`. */
 export type WithSqlErrors<S> = {

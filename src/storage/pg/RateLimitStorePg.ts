@@ -1,5 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { DateTime, Effect, Layer } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { RateLimitStore, type RateLimitStoreShape, windowStart } from "../RateLimitStore.js"
 import { sqlErrorsAreDefects } from "./Defects.js"
 

@@ -1,4 +1,5 @@
-import { DateTime, Schema } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Schema from "effect/Schema"
 
 /**
  * Rows come back from `pg` with timestamps as `Date`s; domain classes hold `DateTime.Utc`s.

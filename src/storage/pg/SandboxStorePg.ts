@@ -1,5 +1,8 @@
-import { SqlClient } from "@effect/sql"
-import { Data, Effect, Layer, Option } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type { UserId } from "../../domain/Identity.js"
 import { type SandboxId, type SandboxPatch, SandboxProcess, SandboxRecord } from "../../domain/Sandbox.js"
 import {
