@@ -15,6 +15,7 @@ import { cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFi
 import { cpus, freemem, totalmem, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import pg from "pg"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -74,14 +75,14 @@ const ready = async (child: ChildProcess, url: string, what: string, logFile: st
  */
 const startServer = async (
   name: Server["name"],
-  script: string,
+  args: ReadonlyArray<string>,
   env: Record<string, string>,
   logFile: string,
   probePath: string
 ): Promise<Server> => {
   const port = nextPort++
   const output = openSync(logFile, "a")
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH, PORT: String(port), HOST: "127.0.0.1", ...env },
     stdio: ["ignore", output, output]
   })
@@ -90,12 +91,25 @@ const startServer = async (
   return { name, url, child }
 }
 
-/** Hangar from `dist/`, as in production: logging JSON lines at info. */
+/**
+ * The node command `npm start` runs (after its build), so Hangar runs here exactly as in
+ * production: same flags, logging JSON lines at info.
+ */
+const productionArgs = (): Array<string> => {
+  // To compare node flags: `BENCH_NODE_FLAGS="--max-semi-space-size=8"` replaces the start script's.
+  const override = process.env.BENCH_NODE_FLAGS
+  if (override !== undefined) return [...override.split(/\s+/).filter((f) => f !== ""), join(root, "dist/main.js")]
+  const start: string = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start
+  const command = start.split("&&").map((part) => part.trim()).find((part) => part.startsWith("node "))
+  if (!command) throw new Error(`cannot find the node command in the start script: ${start}`)
+  return command.split(/\s+/).slice(1).map((arg) => (arg.endsWith(".js") ? join(root, arg) : arg))
+}
+
 const startHangar = (env: Record<string, string>, logFile: string) =>
-  startServer("hangar", join(root, "dist/main.js"), env, logFile, "/healthz")
+  startServer("hangar", productionArgs(), env, logFile, "/healthz")
 
 const startScript = (name: Exclude<Server["name"], "hangar">, script: string, env: Record<string, string>, logFile: string) =>
-  startServer(name, join(root, "bench", script), env, logFile, "/api/v1/web-client/config")
+  startServer(name, [join(root, "bench", script)], env, logFile, "/api/v1/web-client/config")
 
 /** SIGTERM, and SIGKILL if the server has not exited 15 s later. */
 const stop = async (server: Server) => {
@@ -206,7 +220,34 @@ const seedAndPrepare = async (hangar: Server, adminKey: string) => {
   return { memberKeys, profileIds }
 }
 
-const runDatabase = async (database: "pglite" | "postgres", work: string, withConfig: boolean): Promise<Array<Row>> => {
+/**
+ * A database of its own on the server at DATABASE_URL, dropped after the run: every run starts
+ * from the same empty state (no bloat from earlier runs) and leaves the operator's database alone.
+ */
+const withFreshDatabase = async <A>(url: string, use: (url: string) => Promise<A>): Promise<A> => {
+  const name = `hangar_bench_${randomBytes(6).toString("hex")}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+    const fresh = new URL(url)
+    fresh.pathname = `/${name}`
+    try {
+      return await use(fresh.toString())
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    }
+  } finally {
+    await admin.end()
+  }
+}
+
+const runDatabase = async (
+  database: "pglite" | "postgres",
+  work: string,
+  withConfig: boolean,
+  databaseUrl?: string
+): Promise<Array<Row>> => {
   const adminKey = `hgr_bench_${randomBytes(16).toString("hex")}`
   const dataDir = join(work, `${database}-hangar`)
   const env: Record<string, string> = {
@@ -217,9 +258,9 @@ const runDatabase = async (database: "pglite" | "postgres", work: string, withCo
   }
   const baselineEnv: Record<string, string> = { BENCH_CONFIG_BODY: join(work, "config.json") }
   if (database === "postgres") {
-    env.DATABASE_URL = process.env.DATABASE_URL!
+    env.DATABASE_URL = databaseUrl!
     env.HANGAR_SECRET_KEY = randomBytes(32).toString("base64")
-    baselineEnv.DATABASE_URL = process.env.DATABASE_URL!
+    baselineEnv.DATABASE_URL = databaseUrl!
   }
   const logFile = join(work, `${database}-hangar.log`)
 
@@ -298,7 +339,8 @@ const main = async () => {
   const started = Date.now()
   try {
     const rows = await runDatabase("pglite", work, ENDPOINTS.has("config"))
-    if (process.env.DATABASE_URL) rows.push(...await runDatabase("postgres", work, false))
+    const postgres = process.env.DATABASE_URL
+    if (postgres) rows.push(...await withFreshDatabase(postgres, (url) => runDatabase("postgres", work, false, url)))
     const machine = {
       cores: cpus().length,
       cpu: cpus()[0]?.model ?? "unknown",
