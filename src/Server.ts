@@ -157,23 +157,13 @@ export const AppLive = HttpAppLive.pipe(
   Layer.provide(ServicesLive)
 )
 
-/** How long in-flight requests may take to finish once shutdown starts. */
-const shutdownGrace = 10_000
-
-/** The Node listener on PORT/HOST; on shutdown it stops accepting and drains, bounded. */
-export const NodeServerLive = Layer.scopedContext(Effect.gen(function*() {
-  const { host, port } = yield* AppConfig
-  const server = createServer()
-  const context = yield* Layer.build(NodeServer.layer(server, { host, port }))
-  // Runs before the listener's own finalizer, which waits for open connections to end.
-  yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      server.closeIdleConnections()
-      setTimeout(() => server.closeAllConnections(), shutdownGrace).unref()
-    })
-  )
-  return context
-}))
+/**
+ * The Node listener on PORT/HOST. The port opens before the app is ready (requests get 503 until
+ * it is); on shutdown it stops accepting and lets requests in flight finish, at most 10 s.
+ */
+export const NodeServerLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ host, port }) =>
+  NodeServer.layer(createServer(), { host, port, shutdownGrace: "10 seconds" })
+))
 
 const LogAddress = Layer.effectDiscard(
   HttpServer.addressFormattedWith((address) => Effect.logInfo(`listening on ${address}`))

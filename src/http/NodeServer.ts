@@ -21,6 +21,7 @@ import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import * as NodeMultipart from "@effect/platform-node/NodeMultipart"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Inspectable from "effect/Inspectable"
@@ -45,9 +46,19 @@ import { Readable } from "node:stream"
  * Measured with `npm run bench`, that was about a third of a request's cost. The request class is
  * adapted from `@effect/platform-node` (MIT).
  */
+export interface Options {
+  readonly host: string
+  readonly port: number
+  /**
+   * On shutdown, how long requests in flight may take to finish before their connections are
+   * closed (10 s unless given).
+   */
+  readonly shutdownGrace?: Duration.DurationInput
+}
+
 export const layer = (
   server: Http.Server,
-  options: { readonly host: string; readonly port: number }
+  options: Options
 ): Layer.Layer<
   HttpServer.HttpServer | HttpPlatform.HttpPlatform | Etag.Generator | NodeContext.NodeContext,
   HttpServerError.ServeError
@@ -67,12 +78,26 @@ export const layerTest = (server: () => Http.Server) =>
     Layer.provideMerge(Layer.unwrapEffect(Effect.sync(() => layer(server(), { host: "127.0.0.1", port: 0 }))))
   )
 
-const make = (server: Http.Server, options: { readonly host: string; readonly port: number }) =>
+/**
+ * Answers while no app is served: before the app is ready (the port is open while storage still
+ * starts, and a readiness probe must get an answer, not a hung connection) and after shutdown began.
+ */
+const unavailable: Http.RequestListener = (_request, response) => {
+  response.shouldKeepAlive = false
+  response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+  response.end(JSON.stringify({ detail: "Service Unavailable" }))
+}
+
+const make = (server: Http.Server, options: Options) =>
   Effect.gen(function*() {
+    const grace = Duration.toMillis(Duration.decode(options.shutdownGrace ?? "10 seconds"))
+    let current: Http.RequestListener = unavailable
+    const dispatch: Http.RequestListener = (request, response) => current(request, response)
     yield* Effect.acquireRelease(
       Effect.async<void, HttpServerError.ServeError>((resume) => {
         const failed = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
         server.once("error", failed)
+        server.on("request", dispatch)
         server.listen(options.port, options.host, () => {
           server.off("error", failed)
           resume(Effect.void)
@@ -81,6 +106,7 @@ const make = (server: Http.Server, options: { readonly host: string; readonly po
       () =>
         Effect.async<void>((resume) => {
           if (!server.listening) return resume(Effect.void)
+          server.closeAllConnections()
           server.close(() => resume(Effect.void))
         })
     )
@@ -93,8 +119,38 @@ const make = (server: Http.Server, options: { readonly host: string; readonly po
           const handler = yield* makeHandler(middleware ? middleware(app) : app).pipe(
             Effect.provideService(IncomingMessage.MaxBodySize, Option.some(FileSystem.Size(10 * 1024 * 1024)))
           )
-          yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", handler)))
-          server.on("request", handler)
+          let inFlight = 0
+          let draining = false
+          let drained: (() => void) | undefined
+          current = (request, response) => {
+            inFlight++
+            // Once shutdown began, a request on a kept-alive connection is the connection's last.
+            if (draining) response.shouldKeepAlive = false
+            response.once("close", () => {
+              if (--inFlight === 0) drained?.()
+            })
+            handler(request, response)
+          }
+          // Shutdown, which runs before the services the app uses are released: stop accepting
+          // connections, let the requests in flight finish (at most `grace`), then close what is
+          // left, so that no request is cut off while the app could still answer it.
+          yield* Effect.addFinalizer(() =>
+            Effect.async<void>((resume) => {
+              draining = true
+              server.close()
+              server.closeIdleConnections()
+              const finish = () => {
+                clearTimeout(timer)
+                drained = undefined
+                current = unavailable
+                server.closeAllConnections()
+                resume(Effect.void)
+              }
+              const timer = setTimeout(finish, grace)
+              if (inFlight === 0) finish()
+              else drained = finish
+            })
+          )
         })
     } as Parameters<typeof HttpServer.make>[0])
   })
