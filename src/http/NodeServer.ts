@@ -116,19 +116,18 @@ const make = (server: Http.Server, options: Options) =>
       serve: (app, middleware?: HttpMiddleware.HttpMiddleware) =>
         Effect.gen(function*() {
           // As the platform's server: request bodies of at most 10 MB (then 413, see ErrorResponses).
-          const handler = yield* makeHandler(middleware ? middleware(app) : app).pipe(
-            Effect.provideService(IncomingMessage.MaxBodySize, Option.some(FileSystem.Size(10 * 1024 * 1024)))
-          )
           let inFlight = 0
           let draining = false
           let drained: (() => void) | undefined
+          const handler = yield* makeHandler(middleware ? middleware(app) : app, () => {
+            if (--inFlight === 0) drained?.()
+          }).pipe(
+            Effect.provideService(IncomingMessage.MaxBodySize, Option.some(FileSystem.Size(10 * 1024 * 1024)))
+          )
           current = (request, response) => {
             inFlight++
             // Once shutdown began, a request on a kept-alive connection is the connection's last.
             if (draining) response.shouldKeepAlive = false
-            response.once("close", () => {
-              if (--inFlight === 0) drained?.()
-            })
             handler(request, response)
           }
           // Shutdown, which runs before the services the app uses are released: stop accepting
@@ -155,7 +154,8 @@ const make = (server: Http.Server, options: Options) =>
     } as Parameters<typeof HttpServer.make>[0])
   })
 
-const makeHandler = <E, R>(app: HttpApp.Default<E, R>) =>
+/** `closed` is called once per request, when its response is finished or its client went away. */
+const makeHandler = <E, R>(app: HttpApp.Default<E, R>, closed: () => void) =>
   Effect.map(Effect.runtime<Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>>(), (runtime) => {
     const runFork = Runtime.runFork(runtime)
     // The app's response, with the pre-response handlers the request registered applied to it.
@@ -183,6 +183,7 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>) =>
         Effect.runFork(Effect.flatMap(HttpServerError.causeResponse(exit.cause), ([response]) => Effect.sync(() => write(request, response))))
       })
       nodeResponse.on("close", () => {
+        closed()
         if (!nodeResponse.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
       })
     }
