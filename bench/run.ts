@@ -52,7 +52,7 @@ const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
 
 let nextPort = 40_000 + Math.floor(Math.random() * 10_000)
 
-/** Polls `url` until it answers (any status), for at most a minute. */
+/** Polls `url` until it answers 200 (Hangar answers 503 while it starts), for at most a minute. */
 const ready = async (child: ChildProcess, url: string, what: string, logFile: string) => {
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
@@ -61,7 +61,7 @@ const ready = async (child: ChildProcess, url: string, what: string, logFile: st
     }
     const answered = await fetch(url, { signal: AbortSignal.timeout(2000) }).then(async (response) => {
       await response.arrayBuffer()
-      return true
+      return response.ok
     }, () => false)
     if (answered) return
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 100))
