@@ -5,6 +5,7 @@ import * as Schema from "effect/Schema"
 import {
   ConversationError,
   ConversationId,
+  conversationMetadataFields,
   ConversationSortOrder,
   EventBody,
   ExecutionStatus,
@@ -76,15 +77,7 @@ export class AppConversation extends Schema.Class<AppConversation>("AppConversat
   id: ConversationId,
   created_by_user_id: UserId,
   sandbox_id: SandboxId,
-  title: Schema.NullOr(Schema.String),
-  selected_repository: Schema.NullOr(Schema.String),
-  selected_branch: Schema.NullOr(Schema.String),
-  git_provider: Schema.NullOr(ProviderType),
-  trigger: Schema.NullOr(Schema.String),
-  llm_model: Schema.NullOr(Schema.String),
-  agent_profile_id: Schema.NullOr(AgentProfileId),
-  parent_conversation_id: Schema.NullOr(ConversationId),
-  tags: Schema.Record({ key: Schema.String, value: Schema.String }),
+  ...conversationMetadataFields,
   public: Schema.Boolean,
   execution_status: Schema.NullOr(ExecutionStatus).annotations({
     description: "As the agent server last reported it; null until it reports"
