@@ -12,22 +12,12 @@ import type { OrganizationId } from "../src/domain/Identity.js"
 import { StartTaskStore } from "../src/storage/StartTaskStore.js"
 import { postgresStorage } from "../src/storage/Storage.js"
 import { databaseUrl, freshPostgresUrl } from "./support/Databases.js"
-import { running } from "./support/HangarProcess.js"
+import { callProcess, launcher, replicas } from "./support/HangarProcess.js"
 import { eventually, killSandboxProcesses, sandboxProcesses, tempDataDir } from "./support/Sandboxes.js"
 
 // The daily quota as production runs it: compiled Hangar processes, replicas on one Postgres.
 
 const ADMIN = "hgr_quota-instances-admin-key-0123456789"
-
-const api = (port: number, method: string, path: string, token: string, body?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method,
-      headers: { "x-access-token": token, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    return { status: response.status, headers: response.headers, body: (await response.json()) as any }
-  })
 
 describe("the daily conversation quota across replicas", () => {
   it.live.skipIf(!databaseUrl)(
@@ -46,11 +36,9 @@ describe("the daily conversation quota across replicas", () => {
           HANGAR_MAX_CONCURRENT_SANDBOXES: "100",
           HANGAR_DAILY_CONVERSATION_LIMIT: "10"
         }
-        const instances = [running(vars), running(vars)]
-        yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(instances.map((instance) => instance.stop()))))
-        const ports = yield* Effect.promise(() => Promise.all(instances.map((instance) => instance.port)))
+        const ports = yield* replicas(vars, 2)
 
-        const member = yield* api(ports[0], "POST", "/api/organizations/provision-user", ADMIN, {
+        const member = yield* callProcess(ports[0], "POST", "/api/organizations/provision-user", ADMIN, {
           email: "quota@example.com",
           issue_api_key: true
         })
@@ -58,7 +46,7 @@ describe("the daily conversation quota across replicas", () => {
         const token: string = member.body.api_key
         const burst = (n: number) =>
           Effect.all(
-            Array.from({ length: n }, (_, i) => api(ports[i % 2], "POST", "/api/v1/app-conversations", token, {})),
+            Array.from({ length: n }, (_, i) => callProcess(ports[i % 2], "POST", "/api/v1/app-conversations", token, {})),
             { concurrency: "unbounded" }
           )
 
@@ -76,19 +64,19 @@ describe("the daily conversation quota across replicas", () => {
         for (const [index, r] of accepted.entries()) {
           const port = ports[index % 2]
           yield* eventually(
-            api(port, "GET", `/api/v1/app-conversations/start-tasks?id=${r.body.id}`, token),
+            callProcess(port, "GET", `/api/v1/app-conversations/start-tasks?id=${r.body.id}`, token),
             ({ body }) => body[0]?.status === "READY",
             20_000,
             `task ${r.body.id} READY`
           )
         }
         for (const port of ports) {
-          expect((yield* api(port, "GET", "/api/quota/status", token)).body).toMatchObject({
+          expect((yield* callProcess(port, "GET", "/api/quota/status", token)).body).toMatchObject({
             daily_limit: 10,
             used_today: 10,
             remaining: 0
           })
-          expect((yield* api(port, "GET", "/api/v1/app-conversations/count", token)).body).toBe(10)
+          expect((yield* callProcess(port, "GET", "/api/v1/app-conversations/count", token)).body).toBe(10)
         }
 
         // The organisation made exempt, through the storage port on the same database.
@@ -100,7 +88,7 @@ describe("the daily conversation quota across replicas", () => {
           Option.some(-1)
         )
         expect((yield* burst(15)).map((r) => r.status)).toEqual(Array(15).fill(200))
-        expect((yield* api(ports[1], "GET", "/api/quota/status", token)).body).toMatchObject({
+        expect((yield* callProcess(ports[1], "GET", "/api/quota/status", token)).body).toMatchObject({
           daily_limit: null,
           used_today: 25,
           remaining: null
@@ -125,24 +113,19 @@ describe("a Hangar killed while a conversation starts", () => {
       HANGAR_SANDBOX_START_TIMEOUT: "600",
       HANGAR_DAILY_CONVERSATION_LIMIT: "3"
     }
-    const instances: Array<ReturnType<typeof running>> = []
-    const launch = Effect.suspend(() => {
-      const instance = running(vars)
-      instances.push(instance)
-      return Effect.map(Effect.promise(() => instance.port), (port) => ({ instance, port }))
-    })
+    const { instances, launch } = launcher(vars)
     return Effect.gen(function*() {
       const first = yield* launch
-      const started = yield* api(first.port, "POST", "/api/v1/app-conversations", ADMIN, { title: "interrupted" })
+      const started = yield* callProcess(first.port, "POST", "/api/v1/app-conversations", ADMIN, { title: "interrupted" })
       expect(started.status, JSON.stringify(started.body)).toBe(200)
       const task = (yield* eventually(
-        api(first.port, "GET", `/api/v1/app-conversations/start-tasks?id=${started.body.id}`, ADMIN),
+        callProcess(first.port, "GET", `/api/v1/app-conversations/start-tasks?id=${started.body.id}`, ADMIN),
         ({ body }) => body[0]?.status === "WAITING_FOR_SANDBOX",
         20_000,
         "the task waiting for its sandbox"
       )).body[0]
       yield* eventually(sandboxProcesses(dataDir), (pids) => pids.length > 0, 10_000, "the sandbox process")
-      expect((yield* api(first.port, "GET", "/api/quota/status", ADMIN)).body.used_today).toBe(1)
+      expect((yield* callProcess(first.port, "GET", "/api/quota/status", ADMIN)).body.used_today).toBe(1)
 
       first.instance.child.kill("SIGKILL")
       yield* Effect.promise(() => first.instance.exit)
@@ -150,17 +133,17 @@ describe("a Hangar killed while a conversation starts", () => {
       expect((yield* sandboxProcesses(dataDir)).length).toBeGreaterThan(0)
 
       const second = yield* launch
-      const after = (yield* api(second.port, "GET", `/api/v1/app-conversations/start-tasks?id=${task.id}`, ADMIN)).body[0]
+      const after = (yield* callProcess(second.port, "GET", `/api/v1/app-conversations/start-tasks?id=${task.id}`, ADMIN)).body[0]
       expect(after).toMatchObject({
         status: "ERROR",
         detail: "Hangar restarted before the conversation was started",
         app_conversation_id: null,
         sandbox_id: task.sandbox_id
       })
-      expect((yield* api(second.port, "GET", "/api/quota/status", ADMIN)).body).toMatchObject({ used_today: 0, remaining: 3 })
+      expect((yield* callProcess(second.port, "GET", "/api/quota/status", ADMIN)).body).toMatchObject({ used_today: 0, remaining: 3 })
       expect(yield* sandboxProcesses(dataDir)).toEqual([])
       expect(existsSync(join(dataDir, "sandboxes", task.sandbox_id))).toBe(false)
-      expect((yield* api(second.port, "GET", `/api/v1/sandboxes?id=${task.sandbox_id}`, ADMIN)).body).toEqual([null])
+      expect((yield* callProcess(second.port, "GET", `/api/v1/sandboxes?id=${task.sandbox_id}`, ADMIN)).body).toEqual([null])
     }).pipe(
       Effect.ensuring(Effect.gen(function*() {
         for (const instance of instances) instance.child.kill("SIGKILL")

@@ -6,18 +6,14 @@ import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { groupMembers, readStat } from "../src/sandbox/Procfs.js"
 import { databaseUrl, freshPostgresUrl } from "./support/Databases.js"
-import { running } from "./support/HangarProcess.js"
+import { callProcess, launcher, replicas } from "./support/HangarProcess.js"
 import { eventually, fetchWithin, killSandboxProcesses, tempDataDir } from "./support/Sandboxes.js"
 
 // Hangar as it runs in production: compiled, as real processes, killed and restarted.
 
 const ADMIN = "hgr_instances-test-admin-key-0123456789"
 
-const api = (port: number, method: string, path: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { "x-access-token": ADMIN } })
-    return { status: response.status, headers: response.headers, body: (await response.json()) as any }
-  })
+const api = (port: number, method: string, path: string) => callProcess(port, method, path, ADMIN)
 
 const sandbox = (port: number, id: string) => Effect.map(api(port, "GET", `/api/v1/sandboxes?id=${id}`), (r) => r.body[0])
 
@@ -38,12 +34,7 @@ describe("a Hangar killed while its sandboxes run", () => {
       HANGAR_BOOTSTRAP_API_KEY: ADMIN,
       HANGAR_AUTH_RATE_LIMIT: ""
     }
-    const instances: Array<ReturnType<typeof running>> = []
-    const launch = Effect.suspend(() => {
-      const instance = running(vars)
-      instances.push(instance)
-      return Effect.map(Effect.promise(() => instance.port), (port) => ({ instance, port }))
-    })
+    const { instances, launch } = launcher(vars)
     return Effect.gen(function*() {
       const first = yield* launch
       const ids: Array<string> = []
@@ -114,11 +105,7 @@ describe("the concurrency limit across replicas", () => {
           HANGAR_SANDBOX_DRIVER: "memory",
           HANGAR_MAX_CONCURRENT_SANDBOXES: "5"
         }
-        const instances = [running(vars), running(vars)]
-        yield* Effect.addFinalizer(() =>
-          Effect.promise(() => Promise.all(instances.map((instance) => instance.stop())))
-        )
-        const ports = yield* Effect.promise(() => Promise.all(instances.map((instance) => instance.port)))
+        const ports = yield* replicas(vars, 2)
         const responses = yield* Effect.all(
           Array.from({ length: 20 }, (_, i) => api(ports[i % 2], "POST", "/api/v1/sandboxes")),
           { concurrency: "unbounded" }
