@@ -115,19 +115,18 @@ const make = (server: Http.Server, options: Options) =>
       address: { _tag: "TcpAddress", hostname: address.address === "::" ? "0.0.0.0" : address.address, port: address.port },
       serve: (app, middleware?: HttpMiddleware.HttpMiddleware) =>
         Effect.gen(function*() {
-          // As the platform's server: request bodies of at most 10 MB (then 413, see ErrorResponses).
           let inFlight = 0
-          let draining = false
           let drained: (() => void) | undefined
           const handler = yield* makeHandler(middleware ? middleware(app) : app, () => {
             if (--inFlight === 0) drained?.()
           }).pipe(
+            // As the platform's server: request bodies of at most 10 MB (then 413, see ErrorResponses).
             Effect.provideService(IncomingMessage.MaxBodySize, Option.some(FileSystem.Size(10 * 1024 * 1024)))
           )
           current = (request, response) => {
             inFlight++
             // Once shutdown began, a request on a kept-alive connection is the connection's last.
-            if (draining) response.shouldKeepAlive = false
+            if (!server.listening) response.shouldKeepAlive = false
             handler(request, response)
           }
           // Shutdown, which runs before the services the app uses are released: stop accepting
@@ -135,7 +134,6 @@ const make = (server: Http.Server, options: Options) =>
           // left, so that no request is cut off while the app could still answer it.
           yield* Effect.addFinalizer(() =>
             Effect.async<void>((resume) => {
-              draining = true
               server.close()
               server.closeIdleConnections()
               const finish = () => {
