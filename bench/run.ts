@@ -15,7 +15,8 @@ import { cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFi
 import { cpus, freemem, totalmem, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import pg from "pg"
+import * as Effect from "effect/Effect"
+import { freshPostgresUrl } from "../test/support/Databases.js"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -220,28 +221,6 @@ const seedAndPrepare = async (hangar: Server, adminKey: string) => {
   return { memberKeys, profileIds }
 }
 
-/**
- * A database of its own on the server at DATABASE_URL, dropped after the run: every run starts
- * from the same empty state (no bloat from earlier runs) and leaves the operator's database alone.
- */
-const withFreshDatabase = async <A>(url: string, use: (url: string) => Promise<A>): Promise<A> => {
-  const name = `hangar_bench_${randomBytes(6).toString("hex")}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  try {
-    await admin.query(`CREATE DATABASE ${name}`)
-    const fresh = new URL(url)
-    fresh.pathname = `/${name}`
-    try {
-      return await use(fresh.toString())
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    }
-  } finally {
-    await admin.end()
-  }
-}
-
 const runDatabase = async (
   database: "pglite" | "postgres",
   work: string,
@@ -340,7 +319,14 @@ const main = async () => {
   try {
     const rows = await runDatabase("pglite", work, ENDPOINTS.has("config"))
     const postgres = process.env.DATABASE_URL
-    if (postgres) rows.push(...await withFreshDatabase(postgres, (url) => runDatabase("postgres", work, false, url)))
+    if (postgres) {
+      // A database of its own, dropped after the run: every run starts from the same empty state
+      // (no dead rows from earlier runs) and leaves the operator's database alone.
+      rows.push(...await Effect.runPromise(Effect.scoped(Effect.flatMap(
+        freshPostgresUrl(postgres),
+        (url) => Effect.promise(() => runDatabase("postgres", work, false, url))
+      ))))
+    }
     const machine = {
       cores: cpus().length,
       cpu: cpus()[0]?.model ?? "unknown",
